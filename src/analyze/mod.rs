@@ -1,0 +1,1 @@
+//! Pure analysis over snapshots: no I/O, no printing.

@@ -1,0 +1,122 @@
+//! Command-line surface: kubectl's connection flags, output flags and the subcommands.
+//! Global flags are `global = true` so they work before or after the subcommand,
+//! as they do with kubectl (`kubectl coord version -o json`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::commands::{completion::CompletionArgs, version::VersionArgs};
+
+pub const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0  success
+  1  error talking to or reading from the cluster
+  2  bad usage or input (flags, arguments, kubeconfig, context)
+  3  findings reported by a command run with --exit-code";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kubectl-coord",
+    bin_name = "kubectl coord",
+    version,
+    about = "Make Kubernetes controller coordination visible: leases, owners, selector overlaps, field ownership",
+    after_help = EXIT_CODES_HELP,
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Client and server versions, the context, server URL and the authenticated user
+    Version(VersionArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completion(CompletionArgs),
+}
+
+/// kubectl's connection flags, with kubectl's names and meaning.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Connection (as in kubectl)")]
+pub struct ConnectionArgs {
+    /// Path to the kubeconfig file (default: $KUBECONFIG, merged, else ~/.kube/config)
+    #[arg(long, global = true, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+    /// The kubeconfig cluster to use
+    #[arg(long, global = true, value_name = "NAME")]
+    pub cluster: Option<String>,
+    /// The kubeconfig user to use
+    #[arg(long, global = true, value_name = "NAME")]
+    pub user: Option<String>,
+    /// Namespace (default: the context's namespace, else "default")
+    #[arg(short = 'n', long, global = true, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Look in all namespaces
+    #[arg(short = 'A', long, global = true)]
+    pub all_namespaces: bool,
+    /// Username to impersonate
+    #[arg(long = "as", global = true, value_name = "USER")]
+    pub as_user: Option<String>,
+    /// Group to impersonate (repeatable)
+    #[arg(long = "as-group", global = true, value_name = "GROUP")]
+    pub as_group: Vec<String>,
+    /// UID to impersonate
+    #[arg(long = "as-uid", global = true, value_name = "UID")]
+    pub as_uid: Option<String>,
+    /// The address and port of the Kubernetes API server
+    #[arg(short = 's', long, global = true, value_name = "URL")]
+    pub server: Option<String>,
+    /// Bearer token for authentication to the API server
+    #[arg(long, global = true, value_name = "TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Path to a CA certificate file for the server
+    #[arg(long, global = true, value_name = "PATH")]
+    pub certificate_authority: Option<PathBuf>,
+    /// Do not check the server's certificate (insecure)
+    #[arg(long, global = true)]
+    pub insecure_skip_tls_verify: bool,
+    /// How long to wait for one server request: 0 (none), 30s, 1m, 1h30m, or plain seconds
+    #[arg(long, global = true, value_name = "DURATION", default_value = "0")]
+    pub request_timeout: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum OutputFormat {
+    #[default]
+    Table,
+    Wide,
+    Json,
+    Yaml,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour only when stdout is a terminal and NO_COLOR is unset
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Output")]
+pub struct OutputArgs {
+    /// Output format
+    #[arg(short = 'o', long, global = true, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// Do not print table headers
+    #[arg(long, global = true)]
+    pub no_headers: bool,
+    /// When to colour table output
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}

@@ -1,0 +1,18 @@
+//! One module per subcommand: each fetches a snapshot, analyzes it, and renders it.
+
+pub mod completion;
+pub mod version;
+
+use anyhow::Result;
+
+use crate::cli::{Cli, Command};
+use crate::error::Outcome;
+use crate::output::Printer;
+
+pub async fn run(cli: Cli) -> Result<Outcome> {
+    let printer = Printer::new(&cli.output);
+    match cli.command {
+        Command::Version(args) => version::run(&cli.connection, &printer, &args).await,
+        Command::Completion(args) => completion::run(&args),
+    }
+}

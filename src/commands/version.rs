@@ -1,0 +1,163 @@
+//! `kubectl coord version`: client and server versions, context, server URL and the
+//! authenticated user (SelfSubjectReview). The end-to-end proof of the connection path.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use clap::Args;
+use serde::{Deserialize, Serialize};
+
+use crate::cli::ConnectionArgs;
+use crate::connect::Session;
+use crate::error::Outcome;
+use crate::output::{Printer, SCHEMA_VERSION, out};
+
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// Print only the client version; do not contact the server
+    #[arg(long)]
+    pub client: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionReport {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub client: ClientVersion,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerVersion>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connection: Option<Connection>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientVersion {
+    pub version: String,
+    pub platform: String,
+}
+
+/// The fields of /version that the report keeps.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerVersion {
+    pub git_version: String,
+    #[serde(default)]
+    pub platform: String,
+    #[serde(default)]
+    pub go_version: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Connection {
+    pub context: Option<String>,
+    pub server: String,
+    pub namespace: String,
+    /// Null when the server would not say (SelfSubjectReview forbidden or not served).
+    pub user: Option<UserInfo>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserInfo {
+    #[serde(default)]
+    pub username: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    #[serde(default)]
+    pub groups: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, Vec<String>>,
+}
+
+pub async fn run(conn_args: &ConnectionArgs, printer: &Printer, args: &VersionArgs) -> Result<Outcome> {
+    let client = ClientVersion {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        platform: format!("{}/{}", std::env::consts::OS, go_arch()),
+    };
+    let mut report = VersionReport { api_version: SCHEMA_VERSION, kind: "VersionReport", client, server: None, connection: None };
+    if !args.client {
+        let session = Session::open(conn_args).await?;
+        let (server, _) = session.get_json::<ServerVersion>("/version").await?;
+        let user = match who_am_i(&session).await {
+            Ok(user) => Some(user),
+            Err(e) => {
+                printer.warn(&format!("cannot tell the authenticated user: {e}"));
+                None
+            }
+        };
+        report.server = Some(server);
+        report.connection = Some(Connection {
+            context: session.context.clone(),
+            server: session.conn.server().to_string(),
+            namespace: session.namespace.clone(),
+            user,
+        });
+    }
+    if printer.is_machine() {
+        printer.machine(&report)?;
+    } else {
+        out(&render_text(&report, printer.wide()))?;
+    }
+    Ok(Outcome::Clean)
+}
+
+async fn who_am_i(session: &Session) -> Result<UserInfo, crate::connect::RequestError> {
+    #[derive(Deserialize)]
+    struct Review {
+        status: Option<ReviewStatus>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct ReviewStatus {
+        user_info: Option<UserInfo>,
+    }
+    let path = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+    let body = serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    let reply = session.conn.ask(path, &body).await?;
+    let review: Review = crate::connect::decode(&reply, path, session.conn.server())?;
+    Ok(review.status.and_then(|s| s.user_info).unwrap_or_default())
+}
+
+fn render_text(report: &VersionReport, wide: bool) -> String {
+    let mut lines: Vec<(&str, String)> = vec![("Client Version", report.client.version.clone())];
+    if wide {
+        lines.push(("Client Platform", report.client.platform.clone()));
+    }
+    if let Some(server) = &report.server {
+        lines.push(("Server Version", server.git_version.clone()));
+        if wide {
+            lines.push(("Server Platform", server.platform.clone()));
+            lines.push(("Server Go", server.go_version.clone()));
+        }
+    }
+    if let Some(c) = &report.connection {
+        lines.push(("Context", c.context.clone().unwrap_or_else(|| "(none: --server)".into())));
+        lines.push(("Server", c.server.clone()));
+        lines.push(("Namespace", c.namespace.clone()));
+        match &c.user {
+            Some(u) => {
+                lines.push(("User", u.username.clone()));
+                lines.push(("Groups", u.groups.join(", ")));
+                if wide && !u.uid.is_empty() {
+                    lines.push(("UID", u.uid.clone()));
+                }
+            }
+            None => lines.push(("User", "(unknown)".into())),
+        }
+    }
+    let width = lines.iter().map(|(k, _)| k.len()).max().unwrap_or(0) + 1;
+    lines.iter().map(|(k, v)| format!("{:<width$} {v}\n", format!("{k}:"), width = width)).collect()
+}
+
+/// Architecture names as Go and kubectl spell them.
+fn go_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        other => other,
+    }
+}

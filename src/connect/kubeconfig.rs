@@ -1,0 +1,306 @@
+//! Turns kubectl's connection flags and the (merged) kubeconfig into a `kube::Config`.
+//!
+//! Overrides are applied to the kubeconfig entries themselves, then one synthetic
+//! context is handed to kube's loader, so certificate files, exec plugins and
+//! auth providers are read by kube exactly as for an unmodified kubeconfig.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Result;
+use kube::config::{
+    AuthInfo, Cluster, Context, KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
+};
+
+use super::duration::parse_timeout;
+use crate::cli::ConnectionArgs;
+use crate::error::usage;
+
+pub const USER_AGENT: &str = concat!("kubectl-coord/", env!("CARGO_PKG_VERSION"));
+
+/// Everything later code needs to know about where it is connected.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub config: kube::Config,
+    /// The context name, when one was used.
+    pub context: Option<String>,
+    pub server: String,
+    /// -n, else the context's namespace, else "default".
+    pub namespace: String,
+    pub request_timeout: Option<Duration>,
+}
+
+pub async fn resolve(args: &ConnectionArgs) -> Result<Target> {
+    let request_timeout = parse_timeout(&args.request_timeout).map_err(usage)?;
+    let loaded = load_kubeconfig(args.kubeconfig.as_deref())?;
+    let (kubeconfig, context, server, context_namespace) = select(args, loaded)?;
+    let options = KubeConfigOptions { context: Some(SYNTHETIC.into()), cluster: None, user: None };
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .map_err(|e| usage(format!("kubeconfig: {e}")))?;
+    config.headers.push((http::header::USER_AGENT, http::HeaderValue::from_static(USER_AGENT)));
+    if let Some(timeout) = request_timeout {
+        config.connect_timeout = Some(timeout);
+        config.read_timeout = Some(timeout);
+        config.write_timeout = Some(timeout);
+        config.reset_reader_on_write = true;
+    }
+    let namespace = args.namespace.clone().or(context_namespace).unwrap_or_else(|| "default".into());
+    if namespace.is_empty() {
+        return Err(usage("a namespace must not be empty (-n)"));
+    }
+    Ok(Target { config, context, server, namespace, request_timeout })
+}
+
+/// Reads `--kubeconfig` (must exist), else every existing file of `$KUBECONFIG`
+/// merged first-wins (missing entries are skipped, as client-go does), else
+/// `~/.kube/config` if present. `None` when there is nothing to read.
+pub fn load_kubeconfig(explicit: Option<&Path>) -> Result<Option<Kubeconfig>> {
+    if let Some(path) = explicit {
+        if !path.exists() {
+            return Err(usage(format!("kubeconfig {}: no such file", path.display())));
+        }
+        return read_one(path).map(Some);
+    }
+    let paths: Vec<PathBuf> = match std::env::var_os("KUBECONFIG") {
+        Some(value) if !value.is_empty() => std::env::split_paths(&value).filter(|p| p.exists()).collect(),
+        _ => home_kubeconfig().into_iter().filter(|p| p.exists()).collect(),
+    };
+    let mut merged: Option<Kubeconfig> = None;
+    for path in paths {
+        let next = read_one(&path)?;
+        merged = Some(match merged {
+            None => next,
+            Some(m) => m.merge(next).map_err(|e| usage(format!("kubeconfig {}: {e}", path.display())))?,
+        });
+    }
+    Ok(merged)
+}
+
+fn read_one(path: &Path) -> Result<Kubeconfig> {
+    Kubeconfig::read_from(path).map_err(|e| {
+        let detail = match &e {
+            // kube's read error wraps the io error; say which file and why, on one line.
+            kube::config::KubeconfigError::ReadConfig(io, _) => io.to_string(),
+            other => other.to_string().replace('\n', " "),
+        };
+        usage(format!("kubeconfig {}: {detail}", path.display()))
+    })
+}
+
+fn home_kubeconfig() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".kube").join("config"))
+}
+
+const SYNTHETIC: &str = "kubectl-coord";
+
+/// Picks context, cluster and user, applies the flag overrides, and returns a
+/// kubeconfig holding just that selection under one synthetic context.
+fn select(
+    args: &ConnectionArgs,
+    loaded: Option<Kubeconfig>,
+) -> Result<(Kubeconfig, Option<String>, String, Option<String>)> {
+    let kc = loaded.unwrap_or_default();
+    let context_name = args.context.clone().or_else(|| kc.current_context.clone().filter(|c| !c.is_empty()));
+    let context: Context = match &context_name {
+        Some(name) => kc
+            .contexts
+            .iter()
+            .find(|c| &c.name == name)
+            .and_then(|c| c.context.clone())
+            .ok_or_else(|| usage(format!("context {name:?} not found in kubeconfig")))?,
+        None if args.server.is_some() => Context::default(),
+        None if kc.contexts.is_empty() && kc.clusters.is_empty() => {
+            return Err(usage(
+                "no kubeconfig found: set KUBECONFIG, pass --kubeconfig, or give --server (and --token)",
+            ));
+        }
+        None => return Err(usage("the kubeconfig sets no current-context: pass --context NAME")),
+    };
+
+    let cluster_name = args.cluster.clone().unwrap_or_else(|| context.cluster.clone());
+    let mut cluster: Cluster = match kc.clusters.iter().find(|c| c.name == cluster_name) {
+        Some(found) => found.cluster.clone().unwrap_or_default(),
+        None if args.server.is_some() && args.cluster.is_none() => Cluster::default(),
+        None => return Err(usage(format!("cluster {cluster_name:?} not found in kubeconfig"))),
+    };
+    let user_name = args.user.clone().or_else(|| context.user.clone());
+    let mut user: AuthInfo = match &user_name {
+        Some(name) => match kc.auth_infos.iter().find(|u| &u.name == name) {
+            Some(found) => found.auth_info.clone().unwrap_or_default(),
+            None if args.user.is_some() => return Err(usage(format!("user {name:?} not found in kubeconfig"))),
+            // client-go tolerates a context naming a missing user.
+            None => AuthInfo::default(),
+        },
+        None => AuthInfo::default(),
+    };
+
+    apply_cluster_overrides(args, &mut cluster)?;
+    apply_user_overrides(args, &mut user);
+    let server = cluster.server.clone().unwrap_or_default();
+    if server.is_empty() {
+        return Err(usage(format!("cluster {cluster_name:?} has no server address (set --server)")));
+    }
+
+    let namespace = context.namespace.clone().filter(|n| !n.is_empty());
+    let synthetic = Kubeconfig {
+        clusters: vec![NamedCluster { name: SYNTHETIC.into(), cluster: Some(cluster), ..Default::default() }],
+        auth_infos: vec![NamedAuthInfo { name: SYNTHETIC.into(), auth_info: Some(user), ..Default::default() }],
+        contexts: vec![NamedContext {
+            name: SYNTHETIC.into(),
+            context: Some(Context {
+                cluster: SYNTHETIC.into(),
+                user: Some(SYNTHETIC.into()),
+                namespace: namespace.clone(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }],
+        current_context: Some(SYNTHETIC.into()),
+        ..Default::default()
+    };
+    Ok((synthetic, context_name, server, namespace))
+}
+
+fn apply_cluster_overrides(args: &ConnectionArgs, cluster: &mut Cluster) -> Result<()> {
+    if let Some(server) = &args.server {
+        let uri: http::Uri = server.parse().map_err(|_| usage(format!("invalid --server {server:?}")))?;
+        if uri.scheme().is_none() || uri.host().is_none() {
+            return Err(usage(format!("invalid --server {server:?}: expected https://HOST[:PORT]")));
+        }
+        cluster.server = Some(server.clone());
+    }
+    if let Some(ca) = &args.certificate_authority {
+        if !ca.is_file() {
+            return Err(usage(format!("--certificate-authority {}: no such file", ca.display())));
+        }
+        cluster.certificate_authority = Some(ca.display().to_string());
+        cluster.certificate_authority_data = None;
+    }
+    if args.insecure_skip_tls_verify {
+        cluster.insecure_skip_tls_verify = Some(true);
+        // As in kubectl: a CA and insecure together make no sense; insecure wins.
+        cluster.certificate_authority = None;
+        cluster.certificate_authority_data = None;
+    }
+    Ok(())
+}
+
+fn apply_user_overrides(args: &ConnectionArgs, user: &mut AuthInfo) {
+    if let Some(token) = &args.token {
+        // A token on the command line replaces every other credential of the user.
+        *user = AuthInfo {
+            token: Some(token.clone().into()),
+            impersonate: user.impersonate.take(),
+            impersonate_groups: user.impersonate_groups.take(),
+            impersonate_uid: user.impersonate_uid.take(),
+            ..Default::default()
+        };
+    }
+    if let Some(as_user) = &args.as_user {
+        user.impersonate = Some(as_user.clone());
+    }
+    if !args.as_group.is_empty() {
+        user.impersonate_groups = Some(args.as_group.clone());
+    }
+    if let Some(uid) = &args.as_uid {
+        user.impersonate_uid = Some(uid.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kubeconfig() -> Kubeconfig {
+        Kubeconfig::from_yaml(
+            r#"
+apiVersion: v1
+kind: Config
+current-context: dev
+contexts:
+- name: dev
+  context: {cluster: c1, user: u1, namespace: team-a}
+- name: other
+  context: {cluster: c2, user: missing}
+clusters:
+- name: c1
+  cluster: {server: "https://127.0.0.1:6443"}
+- name: c2
+  cluster: {server: "https://127.0.0.2:6443"}
+users:
+- name: u1
+  user: {token: secret-one}
+"#,
+        )
+        .unwrap()
+    }
+
+    fn args() -> ConnectionArgs {
+        ConnectionArgs { request_timeout: "0".into(), ..Default::default() }
+    }
+
+    #[test]
+    fn current_context_namespace_and_server() {
+        let (_, ctx, server, ns) = select(&args(), Some(kubeconfig())).unwrap();
+        assert_eq!(ctx.as_deref(), Some("dev"));
+        assert_eq!(server, "https://127.0.0.1:6443");
+        assert_eq!(ns.as_deref(), Some("team-a"));
+    }
+
+    #[test]
+    fn context_and_cluster_flags_select_entries() {
+        let a = ConnectionArgs { context: Some("other".into()), ..args() };
+        let (_, _, server, ns) = select(&a, Some(kubeconfig())).unwrap();
+        assert_eq!(server, "https://127.0.0.2:6443");
+        assert_eq!(ns, None);
+        let a = ConnectionArgs { cluster: Some("c2".into()), ..args() };
+        assert_eq!(select(&a, Some(kubeconfig())).unwrap().2, "https://127.0.0.2:6443");
+    }
+
+    #[test]
+    fn unknown_names_are_usage_errors() {
+        for (a, want) in [
+            (ConnectionArgs { context: Some("nope".into()), ..args() }, "context \"nope\" not found"),
+            (ConnectionArgs { cluster: Some("nope".into()), ..args() }, "cluster \"nope\" not found"),
+            (ConnectionArgs { user: Some("nope".into()), ..args() }, "user \"nope\" not found"),
+        ] {
+            let err = select(&a, Some(kubeconfig())).unwrap_err();
+            assert!(err.to_string().contains(want), "{err}");
+            assert_eq!(crate::error::exit_code_for(&err), crate::error::EXIT_USAGE);
+        }
+    }
+
+    #[test]
+    fn server_and_token_work_without_kubeconfig() {
+        let a = ConnectionArgs {
+            server: Some("https://10.1.2.3:443".into()),
+            token: Some("t0k3n".into()),
+            as_user: Some("jane".into()),
+            as_group: vec!["g1".into(), "g2".into()],
+            ..args()
+        };
+        let (kc, ctx, server, _) = select(&a, None).unwrap();
+        assert_eq!(ctx, None);
+        assert_eq!(server, "https://10.1.2.3:443");
+        let user = kc.auth_infos[0].auth_info.clone().unwrap();
+        assert_eq!(user.impersonate.as_deref(), Some("jane"));
+        assert_eq!(user.impersonate_groups, Some(vec!["g1".into(), "g2".into()]));
+        assert!(user.token.is_some());
+    }
+
+    #[test]
+    fn token_flag_replaces_other_credentials() {
+        let mut user = AuthInfo { client_certificate: Some("/x".into()), ..Default::default() };
+        apply_user_overrides(&ConnectionArgs { token: Some("t".into()), ..args() }, &mut user);
+        assert!(user.client_certificate.is_none() && user.token.is_some());
+    }
+
+    #[test]
+    fn nothing_to_connect_to() {
+        let err = select(&args(), None).unwrap_err();
+        assert!(err.to_string().starts_with("no kubeconfig found"), "{err}");
+        let bad = ConnectionArgs { server: Some("not a url".into()), ..args() };
+        assert!(select(&bad, None).unwrap_err().to_string().contains("invalid --server"));
+    }
+}

@@ -1,0 +1,255 @@
+//! The only way the plugin talks to the API server.
+//!
+//! Every request is built here, so the read-only promise is checked in one place:
+//! [`Conn::get`] issues GET, and [`Conn::ask`] issues POST only to the review
+//! resources that answer a question and persist nothing. A per-request timeout
+//! (from --request-timeout) bounds every call, including a black-holed server.
+
+use std::fmt;
+use std::time::Duration;
+
+use http::{Method, Request, StatusCode, header};
+use jiff::Timestamp;
+
+use super::kubeconfig::Target;
+
+/// Media types the plugin asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accept {
+    Json,
+    /// `PartialObjectMetadataList`: metadata only (labels, ownerReferences, managedFields).
+    MetadataList,
+    /// `PartialObjectMetadata` for a single object.
+    Metadata,
+    /// Aggregated discovery (`APIGroupDiscoveryList`, apidiscovery.k8s.io/v2).
+    AggregatedDiscovery,
+}
+
+impl Accept {
+    pub fn header_value(self) -> &'static str {
+        match self {
+            Accept::Json => "application/json",
+            Accept::MetadataList => "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+            Accept::Metadata => "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
+            Accept::AggregatedDiscovery => {
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+            }
+        }
+    }
+}
+
+/// Review resources a POST may create: they answer a question and persist nothing.
+pub const REVIEW_PATHS: &[&str] = &[
+    "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+    "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+    "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+];
+
+#[derive(Debug)]
+pub struct Reply {
+    pub body: Vec<u8>,
+    /// The API server's clock, from the `Date` header.
+    pub server_time: Option<Timestamp>,
+}
+
+/// A failed request: either the server answered with an error status, or it could not be reached.
+#[derive(Debug, Clone)]
+pub struct RequestError {
+    pub method: Method,
+    pub path: String,
+    pub server: String,
+    /// HTTP status when the server answered.
+    pub code: Option<u16>,
+    /// The `Status.reason` (Forbidden, NotFound, Expired...), when the server sent one.
+    pub reason: String,
+    pub message: String,
+}
+
+impl RequestError {
+    pub fn is(&self, code: StatusCode) -> bool {
+        self.code == Some(code.as_u16())
+    }
+    pub fn forbidden(&self) -> bool {
+        self.is(StatusCode::FORBIDDEN) || self.is(StatusCode::UNAUTHORIZED)
+    }
+    pub fn not_found(&self) -> bool {
+        self.is(StatusCode::NOT_FOUND)
+    }
+    /// 410 Gone: a list's continue token (or a watch's resourceVersion) expired.
+    pub fn expired(&self) -> bool {
+        self.is(StatusCode::GONE)
+    }
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.code {
+            Some(code) => {
+                write!(f, "{} {}{}: {code}", self.method, self.server, self.path)?;
+                if !self.reason.is_empty() {
+                    write!(f, " {}", self.reason)?;
+                }
+                if !self.message.is_empty() {
+                    write!(f, ": {}", self.message)?;
+                }
+                Ok(())
+            }
+            None => write!(f, "cannot reach the API server at {}: {}", self.server, self.message),
+        }
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+#[derive(Clone)]
+pub struct Conn {
+    client: kube::Client,
+    server: String,
+    timeout: Option<Duration>,
+}
+
+impl Conn {
+    pub fn new(target: &Target) -> anyhow::Result<Conn> {
+        let client = kube::Client::try_from(target.config.clone())
+            .map_err(|e| crate::error::usage(format!("cannot set up a client for {}: {}", target.server, flat(&e))))?;
+        Ok(Conn { client, server: target.server.trim_end_matches('/').to_string(), timeout: target.request_timeout })
+    }
+
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// GET a path (with query), returning the body and the server's clock.
+    pub async fn get(&self, path: &str, accept: Accept) -> Result<Reply, RequestError> {
+        let request = Request::builder()
+            .method(Method::GET)
+            .uri(path)
+            .header(header::ACCEPT, accept.header_value())
+            .body(Vec::new())
+            .expect("a GET with a valid path always builds");
+        self.send(request).await
+    }
+
+    /// POST a review object (SelfSubjectReview, SelfSubjectAccessReview): a question, not a write.
+    pub async fn ask(&self, path: &str, body: &serde_json::Value) -> Result<Reply, RequestError> {
+        assert!(REVIEW_PATHS.contains(&path), "kubectl-coord only creates review objects, not {path}");
+        let request = Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .header(header::ACCEPT, Accept::Json.header_value())
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(body).expect("JSON values serialize"))
+            .expect("a POST with a valid path always builds");
+        self.send(request).await
+    }
+
+    async fn send(&self, request: Request<Vec<u8>>) -> Result<Reply, RequestError> {
+        let method = request.method().clone();
+        let path = request.uri().to_string();
+        let fail = |code: Option<u16>, reason: String, message: String| RequestError {
+            method: method.clone(),
+            path: path.clone(),
+            server: self.server.clone(),
+            code,
+            reason,
+            message,
+        };
+        let call = async {
+            let response = self.client.send(request.map(kube::client::Body::from)).await;
+            let response = match response {
+                Ok(r) => r,
+                // kube turns error statuses it recognises into Error::Api.
+                Err(kube::Error::Api(status)) => {
+                    return Err(fail(Some(status.code), status.reason.clone(), status.message.clone()));
+                }
+                Err(e) => return Err(fail(None, String::new(), flat(&e))),
+            };
+            let status = response.status();
+            let server_time = response
+                .headers()
+                .get(header::DATE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(v).ok());
+            let body = response
+                .into_body()
+                .collect_bytes()
+                .await
+                .map_err(|e| fail(None, String::new(), format!("reading the response: {}", flat(&e))))?
+                .to_vec();
+            if !status.is_success() {
+                let (reason, message) = status_text(&body);
+                return Err(fail(Some(status.as_u16()), reason, message));
+            }
+            Ok(Reply { body, server_time })
+        };
+        match self.timeout {
+            None => call.await,
+            Some(limit) => tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
+                Err(fail(None, String::new(), format!("no answer within --request-timeout {limit:?}")))
+            }),
+        }
+    }
+}
+
+/// Reason and message of a `Status` body, or the raw text when it is not one.
+fn status_text(body: &[u8]) -> (String, String) {
+    #[derive(serde::Deserialize)]
+    struct Status {
+        #[serde(default)]
+        reason: String,
+        #[serde(default)]
+        message: String,
+    }
+    match serde_json::from_slice::<Status>(body) {
+        Ok(s) => (s.reason, s.message),
+        Err(_) => (String::new(), String::from_utf8_lossy(body).chars().take(200).collect::<String>().trim().into()),
+    }
+}
+
+/// An error and its sources on one line, without repeats.
+pub fn flat(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = String::new();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = next {
+        let text = e.to_string().replace('\n', " ");
+        if !text.is_empty() && !out.contains(&text) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+        next = e.source();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_bodies_and_plain_bodies() {
+        let body = br#"{"kind":"Status","reason":"Forbidden","message":"leases is forbidden"}"#;
+        assert_eq!(status_text(body), ("Forbidden".into(), "leases is forbidden".into()));
+        assert_eq!(status_text(b"  upstream gone \n"), (String::new(), "upstream gone".into()));
+    }
+
+    #[test]
+    fn metadata_accept_headers_ask_for_partial_object_metadata() {
+        assert!(Accept::MetadataList.header_value().contains("as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"));
+        assert!(Accept::Metadata.header_value().contains("as=PartialObjectMetadata;g=meta.k8s.io;v=v1"));
+    }
+
+    #[test]
+    fn error_display_names_the_server() {
+        let e = RequestError {
+            method: Method::GET,
+            path: "/version".into(),
+            server: "https://127.0.0.1:1".into(),
+            code: None,
+            reason: String::new(),
+            message: "connection refused".into(),
+        };
+        assert_eq!(e.to_string(), "cannot reach the API server at https://127.0.0.1:1: connection refused");
+    }
+}

@@ -1,0 +1,40 @@
+//! kubectl-coord: make Kubernetes controller coordination visible.
+//!
+//! Data flows one way: [`connect`] fetches plain snapshots from the API server,
+//! [`analyze`] holds pure functions over them, [`output`] renders the results.
+//! Each subcommand in [`commands`] wires the three together.
+
+pub mod analyze;
+pub mod cli;
+pub mod commands;
+pub mod connect;
+pub mod error;
+pub mod output;
+
+use clap::Parser;
+
+/// Parses arguments, runs the command, reports errors on one line; returns the exit code.
+pub fn main_exit_code() -> i32 {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { error::EXIT_USAGE } else { error::EXIT_OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return error::EXIT_CLUSTER;
+        }
+    };
+    match runtime.block_on(commands::run(cli)) {
+        Ok(outcome) => outcome.exit_code(),
+        Err(err) => {
+            eprintln!("error: {}", error::one_line(&err));
+            error::exit_code_for(&err)
+        }
+    }
+}

@@ -1,0 +1,3 @@
+fn main() {
+    std::process::exit(kubectl_coord::main_exit_code());
+}

@@ -1,0 +1,76 @@
+//! Rendering: tables for people, JSON/YAML for machines, colour only when wanted.
+//! Data goes to stdout, warnings to stderr.
+
+pub mod age;
+pub mod table;
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::cli::{ColorChoice, OutputArgs, OutputFormat};
+
+/// Machine output carries this apiVersion; its shape only changes with the version.
+pub const SCHEMA_VERSION: &str = "coord.kubectl.io/v1alpha1";
+
+#[derive(Debug, Clone, Copy)]
+pub struct Printer {
+    pub format: OutputFormat,
+    pub no_headers: bool,
+    pub color: bool,
+    pub color_stderr: bool,
+}
+
+impl Printer {
+    pub fn new(args: &OutputArgs) -> Printer {
+        let no_color_env = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let decide = |is_tty: bool| match args.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => is_tty && !no_color_env,
+        };
+        Printer {
+            format: args.output,
+            no_headers: args.no_headers,
+            color: decide(std::io::stdout().is_terminal()),
+            color_stderr: decide(std::io::stderr().is_terminal()),
+        }
+    }
+
+    pub fn is_machine(&self) -> bool {
+        matches!(self.format, OutputFormat::Json | OutputFormat::Yaml)
+    }
+
+    pub fn wide(&self) -> bool {
+        self.format == OutputFormat::Wide
+    }
+
+    /// Serializes a report as JSON or YAML to stdout.
+    pub fn machine<T: Serialize>(&self, report: &T) -> Result<()> {
+        let text = match self.format {
+            OutputFormat::Yaml => serde_saphyr::to_string(report)?,
+            _ => serde_json::to_string_pretty(report)? + "\n",
+        };
+        out(&text)
+    }
+
+    pub fn warn(&self, message: &str) {
+        let label = if self.color_stderr {
+            use owo_colors::OwoColorize;
+            "warning:".yellow().bold().to_string()
+        } else {
+            "warning:".to_string()
+        };
+        eprintln!("{label} {message}");
+    }
+}
+
+/// Writes to stdout; a closed pipe (`| head`) ends the program quietly, as kubectl does.
+pub fn out(text: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        other => Ok(other?),
+    }
+}
