@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# Starts a real local control plane on loopback in DIR:
+# etcd, kube-apiserver (RBAC, audit log), kube-controller-manager and
+# kube-scheduler (both leader-electing), built from upstream by build.sh.
+#
+#   tests/cluster/up.sh DIR
+#
+# Writes DIR/admin.kubeconfig (system:masters), DIR/viewer.kubeconfig
+# (get/list/watch everywhere), DIR/limited.kubeconfig (read-only in the one
+# namespace named in DIR/limited.namespace), DIR/audit.log, DIR/logs/,
+# DIR/pids/ (stop with down.sh DIR) and DIR/bin (the binaries).
+# Prints the admin KUBECONFIG export line last. Several clusters may run at once.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+[[ $# -eq 1 ]] || { echo "usage: $0 DIR" >&2; exit 2; }
+mkdir -p "$1"
+dir=$(cd "$1" && pwd)
+log() { printf '[up] %s\n' "$*" >&2; }
+die() { printf '[up] FAILED: %s\n' "$*" >&2; exit 1; }
+[[ ! -e "$dir/pids" ]] || die "$dir already holds a cluster (run down.sh $dir first)"
+
+bin=$("$here/build.sh")
+ln -sfn "$bin" "$dir/bin"
+mkdir -p "$dir/pki" "$dir/logs" "$dir/pids" "$dir/etcd"
+start=$SECONDS
+
+# --- ports: free loopback ports, distinct from each other -------------------
+taken=" "
+free_port() {
+  local p
+  for _ in $(seq 200); do
+    p=$((20000 + RANDOM % 40000))
+    [[ $taken == *" $p "* ]] && continue
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      taken+="$p "
+      echo "$p"
+      return
+    fi
+  done
+  die "no free loopback port found"
+}
+ETCD_PORT=$(free_port); taken+="$ETCD_PORT "
+ETCD_PEER_PORT=$(free_port); taken+="$ETCD_PEER_PORT "
+API_PORT=$(free_port); taken+="$API_PORT "
+KCM_PORT=$(free_port); taken+="$KCM_PORT "
+SCHED_PORT=$(free_port); taken+="$SCHED_PORT "
+SERVER="https://127.0.0.1:$API_PORT"
+
+# --- certificates -----------------------------------------------------------
+pki=$dir/pki
+ossl() { openssl "$@" 2>/dev/null; }
+ossl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/ca.key" -out "$pki/ca.crt" -days 30 \
+  -subj "/CN=kubectl-coord-test-ca" || die "openssl could not make the CA"
+cert() { # cert NAME SUBJECT [SAN]
+  local name=$1 subj=$2 san=${3:-}
+  ossl req -newkey rsa:2048 -nodes -keyout "$pki/$name.key" -out "$pki/$name.csr" -subj "$subj"
+  local ext="$pki/$name.ext"
+  if [[ -n $san ]]; then
+    printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$san" > "$ext"
+  else
+    printf 'extendedKeyUsage=clientAuth\n' > "$ext"
+  fi
+  ossl x509 -req -in "$pki/$name.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+    -out "$pki/$name.crt" -days 30 -extfile "$ext" || die "openssl could not sign $name"
+}
+cert apiserver "/CN=kube-apiserver" "IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes.default.svc"
+cert admin "/O=system:masters/CN=kubectl-coord-admin"
+cert kcm "/CN=system:kube-controller-manager"
+cert scheduler "/CN=system:kube-scheduler"
+cert viewer "/CN=coord-viewer"
+cert limited "/CN=coord-limited"
+ossl genrsa -out "$pki/sa.key" 2048
+ossl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
+
+kubeconfig() { # kubeconfig NAME CERT [NAMESPACE]
+  cat > "$dir/$1.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: coord-local
+  cluster:
+    server: $SERVER
+    certificate-authority: $pki/ca.crt
+users:
+- name: coord-$1
+  user:
+    client-certificate: $pki/$2.crt
+    client-key: $pki/$2.key
+contexts:
+- name: coord-$1
+  context:
+    cluster: coord-local
+    user: coord-$1
+${3:+    namespace: $3}
+current-context: coord-$1
+EOF
+}
+LIMITED_NS=coord-limited
+kubeconfig admin admin
+kubeconfig kcm kcm
+kubeconfig scheduler scheduler
+kubeconfig viewer viewer
+kubeconfig limited limited "$LIMITED_NS"
+echo "$LIMITED_NS" > "$dir/limited.namespace"
+
+# --- processes --------------------------------------------------------------
+launch() { # launch NAME CMD...: start in its own session, record the pid
+  local name=$1; shift
+  setsid "$@" > "$dir/logs/$name.log" 2>&1 < /dev/null &
+  echo $! > "$dir/pids/$name.pid"
+}
+alive() { kill -0 "$(cat "$dir/pids/$1.pid")" 2>/dev/null; }
+wait_for() { # wait_for WHAT SECONDS PROCESS CMD...
+  local what=$1 limit=$2 proc=$3; shift 3
+  local deadline=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    if [[ -n $proc ]] && ! alive "$proc"; then
+      tail -n 20 "$dir/logs/$proc.log" >&2 || true
+      die "$proc exited while waiting for $what (log: $dir/logs/$proc.log)"
+    fi
+    (( SECONDS < deadline )) || { tail -n 20 "$dir/logs/${proc:-kube-apiserver}.log" >&2 || true; die "timed out after ${limit}s waiting for $what"; }
+    sleep 0.3
+  done
+}
+
+log "starting etcd on 127.0.0.1:$ETCD_PORT"
+launch etcd "$bin/etcd" --name coord --data-dir "$dir/etcd" \
+  --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+  --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+  --initial-cluster "coord=http://127.0.0.1:$ETCD_PEER_PORT" --unsafe-no-fsync --log-level warn \
+  --quota-backend-bytes 8589934592
+etcd_healthy() { curl -sf "http://127.0.0.1:$ETCD_PORT/health" | grep -q '"health":"true"'; }
+wait_for "etcd health" 60 etcd etcd_healthy
+
+cat > "$dir/audit-policy.yaml" <<'EOF'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+EOF
+log "starting kube-apiserver on $SERVER"
+launch kube-apiserver "$bin/kube-apiserver" \
+  --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+  --bind-address 127.0.0.1 --secure-port "$API_PORT" --advertise-address 127.0.0.1 \
+  --endpoint-reconciler-type none \
+  --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+  --client-ca-file "$pki/ca.crt" \
+  --service-account-issuer https://kubernetes.default.svc \
+  --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+  --service-cluster-ip-range 10.0.0.0/24 \
+  --authorization-mode RBAC \
+  --audit-policy-file "$dir/audit-policy.yaml" --audit-log-path "$dir/audit.log" \
+  --audit-log-mode batch --audit-log-batch-max-wait 1s
+kc_admin=("$bin/kubectl" --kubeconfig "$dir/admin.kubeconfig")
+api_ready() { curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "$SERVER/readyz"; }
+wait_for "kube-apiserver /readyz" 120 kube-apiserver api_ready
+
+log "starting kube-controller-manager and kube-scheduler (leader election on)"
+launch kube-controller-manager "$bin/kube-controller-manager" \
+  --kubeconfig "$dir/kcm.kubeconfig" \
+  --authentication-kubeconfig "$dir/kcm.kubeconfig" --authorization-kubeconfig "$dir/kcm.kubeconfig" \
+  --leader-elect=true --bind-address 127.0.0.1 --secure-port "$KCM_PORT" \
+  --use-service-account-credentials \
+  --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
+  --service-cluster-ip-range 10.0.0.0/24 \
+  --cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key"
+cat > "$dir/scheduler.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $dir/scheduler.kubeconfig
+leaderElection:
+  leaderElect: true
+EOF
+launch kube-scheduler "$bin/kube-scheduler" --config "$dir/scheduler.yaml" \
+  --authentication-kubeconfig "$dir/scheduler.kubeconfig" --authorization-kubeconfig "$dir/scheduler.kubeconfig" \
+  --bind-address 127.0.0.1 --secure-port "$SCHED_PORT"
+
+# --- RBAC for the test identities --------------------------------------------
+"${kc_admin[@]}" apply -f - >/dev/null <<EOF || die "could not create the test RBAC objects"
+apiVersion: v1
+kind: Namespace
+metadata: {name: $LIMITED_NS}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: coord-viewer}
+rules:
+- apiGroups: ["*"]
+  resources: ["*"]
+  verbs: [get, list, watch]
+- nonResourceURLs: ["*"]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: coord-viewer}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: coord-viewer}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: coord-viewer}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: coord-limited, namespace: $LIMITED_NS}
+rules:
+- apiGroups: ["*"]
+  resources: ["*"]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: coord-limited, namespace: $LIMITED_NS}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: coord-limited}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: coord-limited}
+EOF
+
+lease_held() { [[ -n $("${kc_admin[@]}" -n kube-system get lease "$1" -o 'jsonpath={.spec.holderIdentity}' 2>/dev/null) ]]; }
+wait_for "the kube-controller-manager lease" 120 kube-controller-manager lease_held kube-controller-manager
+wait_for "the kube-scheduler lease" 120 kube-scheduler lease_held kube-scheduler
+wait_for "the default ServiceAccount" 120 kube-controller-manager "${kc_admin[@]}" -n default get serviceaccount default
+
+cat > "$dir/cluster.env" <<EOF
+SERVER=$SERVER
+API_PORT=$API_PORT
+ETCD_PORT=$ETCD_PORT
+KCM_PORT=$KCM_PORT
+SCHED_PORT=$SCHED_PORT
+LIMITED_NS=$LIMITED_NS
+EOF
+log "ready in $((SECONDS - start))s: $SERVER (logs in $dir/logs, stop with tests/cluster/down.sh $dir)"
+echo "export KUBECONFIG=$dir/admin.kubeconfig"
