@@ -120,3 +120,15 @@ pub struct OutputArgs {
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
 }
+
+/// clap's usage error on one line: its first line plus a pointer to --help.
+pub fn one_line_usage_error(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or("error: bad usage");
+    let first = if first.starts_with("error:") { first.to_string() } else { format!("error: {first}") };
+    let hint = rendered
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("tip: ").map(|t| format!("; {t}")))
+        .unwrap_or_default();
+    format!("{first}{hint} (see 'kubectl coord --help')")
+}

@@ -17,10 +17,14 @@ use clap::Parser;
 pub fn main_exit_code() -> i32 {
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() { error::EXIT_USAGE } else { error::EXIT_OK };
+        Err(e) if !e.use_stderr() => {
+            // --help and --version
             let _ = e.print();
-            return code;
+            return error::EXIT_OK;
+        }
+        Err(e) => {
+            eprintln!("{}", cli::one_line_usage_error(&e));
+            return error::EXIT_USAGE;
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {

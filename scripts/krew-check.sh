@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Packages the plugin, validates the manifest with the real validate-krew-manifest,
+# installs it offline with real krew into a throwaway KREW_ROOT, and runs
+# `kubectl coord version` through kubectl against the cluster in DIR.
+#   scripts/krew-check.sh CLUSTER_DIR
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cluster=$(cd "$1" && pwd)
+bin="$cluster/bin"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mapfile -t made < <(bash "$root/scripts/package.sh" "$work/dist")
+manifest=${made[0]} archive=${made[1]}
+# validate-krew-manifest requires the file's base name to equal metadata.name.
+[[ $(basename "$manifest") == coord.yaml ]]
+"$bin/validate-krew-manifest" -manifest "$manifest" -skip-install
+tar -tzf "$archive" | sort | tr '\n' ' ' | grep -qx 'LICENSE kubectl-coord ' || { echo "archive must hold exactly the binary and LICENSE" >&2; exit 1; }
+export KREW_ROOT="$work/krew" KREW_NO_UPGRADE_CHECK=1
+PATH="$bin:/usr/bin:/bin" "$bin/kubectl-krew" install --no-update-index --manifest "$manifest" --archive "$archive" </dev/null
+[[ -x $KREW_ROOT/bin/kubectl-coord ]] || { echo "krew did not install kubectl-coord" >&2; exit 1; }
+out=$(PATH="$KREW_ROOT/bin:$bin:/usr/bin:/bin" KUBECONFIG="$cluster/viewer.kubeconfig" kubectl coord version)
+echo "$out"
+grep -q '^Server Version: v1.36.3$' <<<"$out"
+grep -q '^User: *coord-viewer$' <<<"$out"
+echo "krew check passed: validated, installed offline into a throwaway KREW_ROOT, found by kubectl"

@@ -1,0 +1,41 @@
+//! Read-only, proven by the server: after the whole integration suite has run,
+//! every request the API server audited from kubectl-coord (matched on its
+//! User-Agent) is a get, list or watch, or a create of a review object that
+//! answers a question and persists nothing. Run by tests/run.sh after the suite.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+const QUESTIONS: &[&str] = &["selfsubjectreviews", "selfsubjectaccessreviews", "selfsubjectrulesreviews"];
+
+#[test]
+fn the_plugin_never_wrote_to_the_cluster() {
+    let c = common::cluster();
+    // The audit backend writes in batches of at most 1s.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let log = std::fs::read_to_string(c.dir.join("audit.log")).expect("audit.log");
+    let mut verbs: BTreeMap<String, usize> = BTreeMap::new();
+    let mut users: BTreeMap<String, usize> = BTreeMap::new();
+    let mut writes = Vec::new();
+    for line in log.lines() {
+        let event: serde_json::Value = serde_json::from_str(line).expect("audit lines are JSON");
+        let agent = event["userAgent"].as_str().unwrap_or_default();
+        if !agent.starts_with("kubectl-coord/") {
+            continue;
+        }
+        let verb = event["verb"].as_str().unwrap_or_default().to_string();
+        let resource = event["objectRef"]["resource"].as_str().unwrap_or_default();
+        *verbs.entry(verb.clone()).or_default() += 1;
+        *users.entry(event["user"]["username"].as_str().unwrap_or_default().to_string()).or_default() += 1;
+        let read = matches!(verb.as_str(), "get" | "list" | "watch");
+        let question = verb == "create" && QUESTIONS.contains(&resource);
+        if !read && !question {
+            writes.push(format!("{verb} {}", event["requestURI"].as_str().unwrap_or_default()));
+        }
+    }
+    eprintln!("kubectl-coord requests audited, by verb: {verbs:?}; by user: {users:?}");
+    assert!(verbs.values().sum::<usize>() >= 10, "too few kubectl-coord requests audited: {verbs:?}");
+    assert!(users.len() >= 3, "expected requests from several identities, got {users:?}");
+    assert!(writes.is_empty(), "kubectl-coord wrote to the cluster: {writes:#?}");
+}

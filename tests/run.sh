@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The one command that runs every test on a fresh machine:
+#   bash tests/run.sh
+# Builds (and caches) the upstream control plane if missing, starts a local
+# cluster, runs the unit, property and integration tests and the krew packaging
+# check, stops the cluster even when tests fail, and exits with the tests' status.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+log() { printf '[tests] %s\n' "$*" >&2; }
+
+command -v cargo >/dev/null || { log "FAILED: cargo is not installed"; exit 1; }
+cluster_dir="$root/target/test-cluster-$$"
+cleanup() { bash "$root/tests/cluster/down.sh" "$cluster_dir"; }
+trap cleanup EXIT
+
+log "building the plugin and the tests"
+cargo build --locked --release --bins || exit 1
+cargo test --locked --no-run || exit 1
+
+log "starting the local control plane in $cluster_dir"
+if ! bash tests/cluster/up.sh "$cluster_dir" >/dev/null; then
+  log "FAILED: the local control plane did not come up (see the lines above)"
+  exit 1
+fi
+export COORD_TEST_CLUSTER=$cluster_dir
+
+status=0
+log "cargo test (unit, property and integration tests)"
+cargo test --locked -- --test-threads 4 || status=1
+log "read-only check over the audit log of the whole run"
+cargo test --locked --test audit || status=1
+log "krew: package, validate, install offline, run through kubectl"
+bash scripts/krew-check.sh "$cluster_dir" || status=1
+if (( status == 0 )); then log "all tests passed"; else log "SOME TESTS FAILED"; fi
+exit $status
