@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::commands::{completion::CompletionArgs, version::VersionArgs};
+use crate::commands::{completion::CompletionArgs, leases::LeasesArgs, version::VersionArgs};
 
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
@@ -37,6 +37,8 @@ pub struct Cli {
 pub enum Command {
     /// Client and server versions, the context, server URL and the authenticated user
     Version(VersionArgs),
+    /// Lease holders, renewal ages, expiry, holder -> pod -> controller
+    Leases(LeasesArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completion(CompletionArgs),
 }
@@ -124,8 +126,15 @@ pub struct OutputArgs {
 /// clap's usage error on one line: its first line plus a pointer to --help.
 pub fn one_line_usage_error(e: &clap::Error) -> String {
     let rendered = e.render().to_string();
-    let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or("error: bad usage");
-    let first = if first.starts_with("error:") { first.to_string() } else { format!("error: {first}") };
+    let first = rendered
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("error: bad usage");
+    let first = if first.starts_with("error:") {
+        first.to_string()
+    } else {
+        format!("error: {first}")
+    };
     let hint = rendered
         .lines()
         .find_map(|l| l.trim().strip_prefix("tip: ").map(|t| format!("; {t}")))

@@ -1,1 +1,4 @@
 //! Pure analysis over snapshots: no I/O, no printing.
+
+pub mod lease;
+pub mod lease_report;

@@ -1,6 +1,7 @@
 //! One module per subcommand: each fetches a snapshot, analyzes it, and renders it.
 
 pub mod completion;
+pub mod leases;
 pub mod version;
 
 use anyhow::Result;
@@ -14,5 +15,6 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
         Command::Version(args) => version::run(&cli.connection, &printer, &args).await,
         Command::Completion(args) => completion::run(&args),
+        Command::Leases(args) => leases::run(&cli.connection, &printer, &args).await,
     }
 }

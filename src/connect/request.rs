@@ -29,8 +29,12 @@ impl Accept {
     pub fn header_value(self) -> &'static str {
         match self {
             Accept::Json => "application/json",
-            Accept::MetadataList => "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
-            Accept::Metadata => "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
+            Accept::MetadataList => {
+                "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+            }
+            Accept::Metadata => {
+                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+            }
             Accept::AggregatedDiscovery => {
                 "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
             }
@@ -94,7 +98,11 @@ impl fmt::Display for RequestError {
                 }
                 Ok(())
             }
-            None => write!(f, "cannot reach the API server at {}: {}", self.server, self.message),
+            None => write!(
+                f,
+                "cannot reach the API server at {}: {}",
+                self.server, self.message
+            ),
         }
     }
 }
@@ -110,9 +118,18 @@ pub struct Conn {
 
 impl Conn {
     pub fn new(target: &Target) -> anyhow::Result<Conn> {
-        let client = kube::Client::try_from(target.config.clone())
-            .map_err(|e| crate::error::usage(format!("cannot set up a client for {}: {}", target.server, flat(&e))))?;
-        Ok(Conn { client, server: target.server.trim_end_matches('/').to_string(), timeout: target.request_timeout })
+        let client = kube::Client::try_from(target.config.clone()).map_err(|e| {
+            crate::error::usage(format!(
+                "cannot set up a client for {}: {}",
+                target.server,
+                flat(&e)
+            ))
+        })?;
+        Ok(Conn {
+            client,
+            server: target.server.trim_end_matches('/').to_string(),
+            timeout: target.request_timeout,
+        })
     }
 
     pub fn server(&self) -> &str {
@@ -132,7 +149,10 @@ impl Conn {
 
     /// POST a review object (SelfSubjectReview, SelfSubjectAccessReview): a question, not a write.
     pub async fn ask(&self, path: &str, body: &serde_json::Value) -> Result<Reply, RequestError> {
-        assert!(REVIEW_PATHS.contains(&path), "kubectl-coord only creates review objects, not {path}");
+        assert!(
+            REVIEW_PATHS.contains(&path),
+            "kubectl-coord only creates review objects, not {path}"
+        );
         let request = Request::builder()
             .method(Method::POST)
             .uri(path)
@@ -155,12 +175,19 @@ impl Conn {
             message,
         };
         let call = async {
-            let response = self.client.send(request.map(kube::client::Body::from)).await;
+            let response = self
+                .client
+                .send(request.map(kube::client::Body::from))
+                .await;
             let response = match response {
                 Ok(r) => r,
                 // kube turns error statuses it recognises into Error::Api.
                 Err(kube::Error::Api(status)) => {
-                    return Err(fail(Some(status.code), status.reason.clone(), status.message.clone()));
+                    return Err(fail(
+                        Some(status.code),
+                        status.reason.clone(),
+                        status.message.clone(),
+                    ));
                 }
                 Err(e) => return Err(fail(None, String::new(), flat(&e))),
             };
@@ -169,12 +196,22 @@ impl Conn {
                 .headers()
                 .get(header::DATE)
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(v).ok());
+                .and_then(|v| {
+                    jiff::fmt::rfc2822::DateTimeParser::new()
+                        .parse_timestamp(v)
+                        .ok()
+                });
             let body = response
                 .into_body()
                 .collect_bytes()
                 .await
-                .map_err(|e| fail(None, String::new(), format!("reading the response: {}", flat(&e))))?
+                .map_err(|e| {
+                    fail(
+                        None,
+                        String::new(),
+                        format!("reading the response: {}", flat(&e)),
+                    )
+                })?
                 .to_vec();
             if !status.is_success() {
                 let (reason, message) = status_text(&body);
@@ -185,7 +222,11 @@ impl Conn {
         match self.timeout {
             None => call.await,
             Some(limit) => tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
-                Err(fail(None, String::new(), format!("no answer within --request-timeout {limit:?}")))
+                Err(fail(
+                    None,
+                    String::new(),
+                    format!("no answer within --request-timeout {limit:?}"),
+                ))
             }),
         }
     }
@@ -202,7 +243,15 @@ fn status_text(body: &[u8]) -> (String, String) {
     }
     match serde_json::from_slice::<Status>(body) {
         Ok(s) => (s.reason, s.message),
-        Err(_) => (String::new(), String::from_utf8_lossy(body).chars().take(200).collect::<String>().trim().into()),
+        Err(_) => (
+            String::new(),
+            String::from_utf8_lossy(body)
+                .chars()
+                .take(200)
+                .collect::<String>()
+                .trim()
+                .into(),
+        ),
     }
 }
 
@@ -230,14 +279,28 @@ mod tests {
     #[test]
     fn status_bodies_and_plain_bodies() {
         let body = br#"{"kind":"Status","reason":"Forbidden","message":"leases is forbidden"}"#;
-        assert_eq!(status_text(body), ("Forbidden".into(), "leases is forbidden".into()));
-        assert_eq!(status_text(b"  upstream gone \n"), (String::new(), "upstream gone".into()));
+        assert_eq!(
+            status_text(body),
+            ("Forbidden".into(), "leases is forbidden".into())
+        );
+        assert_eq!(
+            status_text(b"  upstream gone \n"),
+            (String::new(), "upstream gone".into())
+        );
     }
 
     #[test]
     fn metadata_accept_headers_ask_for_partial_object_metadata() {
-        assert!(Accept::MetadataList.header_value().contains("as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"));
-        assert!(Accept::Metadata.header_value().contains("as=PartialObjectMetadata;g=meta.k8s.io;v=v1"));
+        assert!(
+            Accept::MetadataList
+                .header_value()
+                .contains("as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+        );
+        assert!(
+            Accept::Metadata
+                .header_value()
+                .contains("as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
+        );
     }
 
     #[test]
@@ -250,6 +313,9 @@ mod tests {
             reason: String::new(),
             message: "connection refused".into(),
         };
-        assert_eq!(e.to_string(), "cannot reach the API server at https://127.0.0.1:1: connection refused");
+        assert_eq!(
+            e.to_string(),
+            "cannot reach the API server at https://127.0.0.1:1: connection refused"
+        );
     }
 }

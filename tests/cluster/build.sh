@@ -19,13 +19,14 @@ cache_root=${KUBECTL_COORD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-coord}
 
 log() { printf '[build] %s\n' "$*" >&2; }
 
-pin_hash() { cat "$1/go.mod" "$1/go.sum" | sha256sum | cut -c1-12; }
+# pin_hash DIR [FILE...]: hash of the module's pins (and of any extra sources).
+pin_hash() { local d=$1; shift; cat "$d/go.mod" "$d/go.sum" "$@" | sha256sum | cut -c1-12; }
 
-# build_set NAME VERSION MODDIR LDFLAGS PKG...: builds PKGs into
+# build_set NAME VERSION HASH MODDIR LDFLAGS PKG...: builds PKGs into
 # $cache_root/NAME-VERSION-HASH/bin unless a complete earlier build is there.
 build_set() {
-  local name=$1 version=$2 moddir=$3 ldflags=$4; shift 4
-  local out="$cache_root/$name-$version-$(pin_hash "$moddir")"
+  local name=$1 version=$2 hash=$3 moddir=$4 ldflags=$5; shift 5
+  local out="$cache_root/$name-$version-$hash"
   if [[ -f "$out/.complete" ]]; then
     echo "$out/bin"; return
   fi
@@ -34,7 +35,7 @@ build_set() {
   local start=$SECONDS pkg
   for pkg in "$@"; do
     log "  go build $pkg"
-    (cd "$moddir" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -tags selinux,notest \
+    (cd "$moddir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -tags selinux,notest \
         -ldflags "$ldflags" -o "$out/bin/" "$pkg")
   done
   log "built $name in $((SECONDS - start))s"
@@ -51,18 +52,22 @@ for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   stamp+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
 done
 
-k8s_bin=$(build_set k8s "$K8S_VERSION" "$here/k8s" "-s -w $stamp" \
+k8s_bin=$(build_set k8s "$K8S_VERSION" "$(pin_hash "$here/k8s")" "$here/k8s" "-s -w $stamp" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
-etcd_bin=$(build_set etcd "$ETCD_VERSION" "$here/etcd" "-s -w" go.etcd.io/etcd/server/v3)
-krew_bin=$(build_set krew "$KREW_VERSION" "$here/krew" "-s -w" \
+etcd_bin=$(build_set etcd "$ETCD_VERSION" "$(pin_hash "$here/etcd")" "$here/etcd" "-s -w" go.etcd.io/etcd/server/v3)
+krew_bin=$(build_set krew "$KREW_VERSION" "$(pin_hash "$here/krew")" "$here/krew" "-s -w" \
   sigs.k8s.io/krew/cmd/krew sigs.k8s.io/krew/cmd/validate-krew-manifest)
+# A real client-go leader-election participant for the lease tests.
+elector_bin=$(build_set elector "$K8S_VERSION" "$(pin_hash "$here/k8s" "$here"/k8s/elector/*.go)" "$here/k8s" "-s -w" \
+  ./elector)
 
 # One directory to put on PATH, with the names the tools are known by.
-bin="$cache_root/bin-$K8S_VERSION-$ETCD_VERSION-$KREW_VERSION"
+bin="$cache_root/bin-$K8S_VERSION-$ETCD_VERSION-$KREW_VERSION-$(pin_hash "$here/k8s" "$here"/k8s/elector/*.go)"
 mkdir -p "$bin"
 for f in "$k8s_bin"/*; do ln -sf "$f" "$bin/"; done
 ln -sf "$etcd_bin/server" "$bin/etcd"
 ln -sf "$krew_bin/krew" "$bin/kubectl-krew"
 ln -sf "$krew_bin/validate-krew-manifest" "$bin/validate-krew-manifest"
+ln -sf "$elector_bin/elector" "$bin/coord-test-elector"
 echo "$bin"

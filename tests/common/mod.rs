@@ -14,7 +14,11 @@ pub fn cluster() -> Cluster {
     let dir = std::env::var_os("COORD_TEST_CLUSTER").map(PathBuf::from).unwrap_or_else(|| {
         panic!("COORD_TEST_CLUSTER is not set: run the suite with tests/run.sh, which starts the local control plane")
     });
-    assert!(dir.join("admin.kubeconfig").is_file(), "no cluster in {}: run tests/run.sh", dir.display());
+    assert!(
+        dir.join("admin.kubeconfig").is_file(),
+        "no cluster in {}: run tests/run.sh",
+        dir.display()
+    );
     Cluster { dir }
 }
 
@@ -26,7 +30,10 @@ impl Cluster {
         self.dir.join("bin")
     }
     pub fn limited_namespace(&self) -> String {
-        std::fs::read_to_string(self.dir.join("limited.namespace")).unwrap().trim().to_string()
+        std::fs::read_to_string(self.dir.join("limited.namespace"))
+            .unwrap()
+            .trim()
+            .to_string()
     }
     pub fn env(&self, key: &str) -> String {
         let text = std::fs::read_to_string(self.dir.join("cluster.env")).unwrap();
@@ -39,14 +46,18 @@ impl Cluster {
     /// Runs the built plugin binary with KUBECONFIG pointing at `who`'s kubeconfig.
     pub fn coord(&self, who: &str, args: &[&str]) -> Run {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));
-        cmd.args(args).env("KUBECONFIG", self.kubeconfig(who)).env_remove("NO_COLOR");
+        cmd.args(args)
+            .env("KUBECONFIG", self.kubeconfig(who))
+            .env_remove("NO_COLOR");
         Run::of(cmd)
     }
 
     /// Runs the built plugin with no kubeconfig from the environment at all.
     pub fn coord_bare(&self, args: &[&str]) -> Run {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));
-        cmd.args(args).env_remove("KUBECONFIG").env("HOME", self.dir.join("no-home"));
+        cmd.args(args)
+            .env_remove("KUBECONFIG")
+            .env("HOME", self.dir.join("no-home"));
         Run::of(cmd)
     }
 
@@ -57,12 +68,55 @@ impl Cluster {
         Run::of(cmd)
     }
 
+    /// `kubectl apply -f -` as admin with the given manifest.
+    #[track_caller]
+    pub fn apply(&self, manifest: &str) {
+        use std::io::Write;
+        let mut child = Command::new(self.bin().join("kubectl"))
+            .args(["apply", "-f", "-"])
+            .env("KUBECONFIG", self.kubeconfig("admin"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kubectl apply");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(manifest.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "kubectl apply failed: {}\n{manifest}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Creates a namespace (idempotent).
+    pub fn namespace(&self, name: &str) {
+        self.apply(&format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n"
+        ));
+    }
+
     /// Runs `kubectl coord ...` through kubectl's plugin discovery: kubectl-coord on PATH.
     pub fn kubectl_plugin(&self, who: &str, args: &[&str]) -> Run {
-        let plugin_dir = Path::new(env!("CARGO_BIN_EXE_kubectl-coord")).parent().unwrap().to_path_buf();
-        let path = format!("{}:{}:/usr/bin:/bin", plugin_dir.display(), self.bin().display());
+        let plugin_dir = Path::new(env!("CARGO_BIN_EXE_kubectl-coord"))
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        let path = format!(
+            "{}:{}:/usr/bin:/bin",
+            plugin_dir.display(),
+            self.bin().display()
+        );
         let mut cmd = Command::new(self.bin().join("kubectl"));
-        cmd.arg("coord").args(args).env("PATH", path).env("KUBECONFIG", self.kubeconfig(who));
+        cmd.arg("coord")
+            .args(args)
+            .env("PATH", path)
+            .env("KUBECONFIG", self.kubeconfig(who));
         Run::of(cmd)
     }
 }
@@ -77,7 +131,13 @@ pub struct Run {
 impl Run {
     pub fn of(mut cmd: Command) -> Run {
         let describe = format!("{cmd:?}");
-        let Output { status, stdout, stderr } = cmd.output().unwrap_or_else(|e| panic!("cannot run {describe}: {e}"));
+        let Output {
+            status,
+            stdout,
+            stderr,
+        } = cmd
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {describe}: {e}"));
         Run {
             code: status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
@@ -88,27 +148,102 @@ impl Run {
 
     #[track_caller]
     pub fn ok(self) -> Run {
-        assert_eq!(self.code, 0, "{} failed:\nstdout: {}\nstderr: {}", self.describe, self.stdout, self.stderr);
+        assert_eq!(
+            self.code, 0,
+            "{} failed:\nstdout: {}\nstderr: {}",
+            self.describe, self.stdout, self.stderr
+        );
         self
     }
 
     #[track_caller]
     pub fn code(self, want: i32) -> Run {
-        assert_eq!(self.code, want, "{}: exit {} (want {want})\nstdout: {}\nstderr: {}", self.describe, self.code, self.stdout, self.stderr);
+        assert_eq!(
+            self.code, want,
+            "{}: exit {} (want {want})\nstdout: {}\nstderr: {}",
+            self.describe, self.code, self.stdout, self.stderr
+        );
         self
     }
 
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout))
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout))
     }
 
     /// Asserts the error is exactly one line starting with "error: " and containing `needle`.
     #[track_caller]
     pub fn one_line_error(&self, needle: &str) {
         let lines: Vec<&str> = self.stderr.lines().collect();
-        assert_eq!(lines.len(), 1, "expected one stderr line, got: {:?}", self.stderr);
+        assert_eq!(
+            lines.len(),
+            1,
+            "expected one stderr line, got: {:?}",
+            self.stderr
+        );
         assert!(lines[0].starts_with("error: "), "{:?}", lines[0]);
-        assert!(lines[0].contains(needle), "{:?} does not mention {needle:?}", lines[0]);
-        assert!(!self.stderr.contains("panicked") && !self.stderr.contains("RUST_BACKTRACE"), "{}", self.stderr);
+        assert!(
+            lines[0].contains(needle),
+            "{:?} does not mention {needle:?}",
+            lines[0]
+        );
+        assert!(
+            !self.stderr.contains("panicked") && !self.stderr.contains("RUST_BACKTRACE"),
+            "{}",
+            self.stderr
+        );
     }
+}
+
+/// RFC 3339 with microseconds, `offset_secs` from now (local clock; same machine as the server).
+pub fn micro_time(offset_secs: i64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let secs = now.as_secs() as i64 + offset_secs;
+    let micros = now.subsec_micros();
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Howard Hinnant's days-to-civil algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (era * 400 + yoe + i64::from(m <= 2), m, d)
+}
+
+/// A lease manifest; `renew_offset` None leaves renewTime out.
+pub fn lease_yaml(
+    ns: &str,
+    name: &str,
+    holder: &str,
+    duration: i32,
+    renew_offset: Option<i64>,
+    transitions: i32,
+) -> String {
+    let renew = renew_offset
+        .map(|o| {
+            format!(
+                "  renewTime: \"{}\"\n  acquireTime: \"{}\"\n",
+                micro_time(o),
+                micro_time(o - 60)
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  holderIdentity: \"{holder}\"\n  leaseDurationSeconds: {duration}\n  leaseTransitions: {transitions}\n{renew}"
+    )
 }

@@ -1,0 +1,335 @@
+//! I/O for `leases`: the Lease list (with the server's clock), the pods behind
+//! holders and their controllers, node objects for expired heartbeats, and
+//! LeaseCandidates when the server serves them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use futures::{StreamExt, stream};
+use jiff::Timestamp;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use serde::Deserialize;
+
+use crate::analyze::lease::LeaseSnapshot;
+use crate::analyze::lease_report::{CandidateSnapshot, HolderPod, Workload};
+use crate::connect::list::{PAGE_SIZE, encode, list_all};
+use crate::connect::{Accept, RequestError, Session};
+
+/// How many lookups run at once.
+const CONCURRENCY: usize = 8;
+
+pub async fn leases(
+    session: &Session,
+    selector: Option<&str>,
+) -> Result<(Vec<LeaseSnapshot>, Option<Timestamp>), RequestError> {
+    let path = if session.all_namespaces {
+        "/apis/coordination.k8s.io/v1/leases".to_string()
+    } else {
+        format!(
+            "/apis/coordination.k8s.io/v1/namespaces/{}/leases",
+            session.namespace
+        )
+    };
+    let query = selector
+        .map(|s| format!("labelSelector={}", encode(s)))
+        .unwrap_or_default();
+    let listed = list_all::<Lease>(&session.conn, &path, &query, Accept::Json, PAGE_SIZE).await?;
+    Ok((
+        listed.items.into_iter().map(snapshot).collect(),
+        listed.server_time,
+    ))
+}
+
+fn snapshot(lease: Lease) -> LeaseSnapshot {
+    let meta = lease.metadata;
+    let spec = lease.spec.unwrap_or_default();
+    LeaseSnapshot {
+        namespace: meta.namespace.unwrap_or_default(),
+        name: meta.name.unwrap_or_default(),
+        labels: meta.labels.unwrap_or_default().into_iter().collect(),
+        holder: spec.holder_identity,
+        duration_seconds: spec.lease_duration_seconds,
+        acquire_time: spec.acquire_time.map(|t| t.0),
+        renew_time: spec.renew_time.map(|t| t.0),
+        transitions: spec.lease_transitions,
+        strategy: spec.strategy,
+        preferred_holder: spec.preferred_holder,
+    }
+}
+
+/// Looks up each (namespace, pod) and walks its controller chain to the top workload.
+pub async fn holder_pods(
+    session: &Session,
+    wanted: BTreeSet<(String, String)>,
+    skipped: &mut Vec<String>,
+) -> BTreeMap<(String, String), HolderPod> {
+    let results: Vec<_> = stream::iter(wanted)
+        .map(|(ns, name)| async move {
+            let found = holder_pod(session, &ns, &name).await;
+            ((ns, name), found)
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    let mut out = BTreeMap::new();
+    for ((ns, name), found) in results {
+        match found {
+            Ok(pod) => {
+                out.insert((ns, name), pod);
+            }
+            Err(e) => {
+                let note = if e.forbidden() {
+                    format!("pods in {ns}: forbidden")
+                } else {
+                    format!("pod {ns}/{name}: {e}")
+                };
+                if !skipped.contains(&note) {
+                    skipped.push(note);
+                }
+                out.insert(
+                    (ns, name.clone()),
+                    HolderPod {
+                        name,
+                        exists: None,
+                        phase: None,
+                        ready: None,
+                        controller: None,
+                    },
+                );
+            }
+        }
+    }
+    out
+}
+
+async fn holder_pod(session: &Session, ns: &str, name: &str) -> Result<HolderPod, RequestError> {
+    let pod: Pod = match session
+        .get_json(&format!("/api/v1/namespaces/{ns}/pods/{name}"))
+        .await
+    {
+        Ok((pod, _)) => pod,
+        Err(e) if e.not_found() => {
+            return Ok(HolderPod {
+                name: name.into(),
+                exists: Some(false),
+                phase: None,
+                ready: None,
+                controller: None,
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    let status = pod.status.unwrap_or_default();
+    let ready = status
+        .conditions
+        .unwrap_or_default()
+        .iter()
+        .find(|c| c.type_ == "Ready")
+        .map(|c| c.status == "True");
+    let controller = match controller_of(pod.metadata.owner_references.as_deref()) {
+        Some(owner) => top_workload(session, ns, owner).await,
+        None => None,
+    };
+    Ok(HolderPod {
+        name: name.into(),
+        exists: Some(true),
+        phase: status.phase,
+        ready,
+        controller,
+    })
+}
+
+fn controller_of(refs: Option<&[OwnerReference]>) -> Option<&OwnerReference> {
+    refs?.iter().find(|r| r.controller == Some(true))
+}
+
+/// Follows controller references upwards (Pod -> ReplicaSet -> Deployment) a few levels.
+async fn top_workload(session: &Session, ns: &str, first: &OwnerReference) -> Option<Workload> {
+    #[derive(Deserialize, Default)]
+    struct Obj {
+        #[serde(default)]
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        #[serde(default)]
+        spec: Option<serde_json::Value>,
+        #[serde(default)]
+        status: Option<serde_json::Value>,
+    }
+    let mut current = Workload {
+        kind: first.kind.clone(),
+        name: first.name.clone(),
+        namespace: ns.into(),
+        replicas: None,
+    };
+    let mut api_version = first.api_version.clone();
+    for _ in 0..4 {
+        let Some(plural) = plural_of(&current.kind) else {
+            return Some(current);
+        };
+        let base = if api_version.contains('/') {
+            format!("/apis/{api_version}")
+        } else {
+            format!("/api/{api_version}")
+        };
+        let path = format!("{base}/namespaces/{ns}/{plural}/{}", current.name);
+        let Ok((obj, _)) = session.get_json::<Obj>(&path).await else {
+            return Some(current);
+        };
+        current.replicas = replicas(&current.kind, obj.spec.as_ref(), obj.status.as_ref());
+        match controller_of(obj.metadata.owner_references.as_deref()) {
+            Some(owner) => {
+                current = Workload {
+                    kind: owner.kind.clone(),
+                    name: owner.name.clone(),
+                    namespace: ns.into(),
+                    replicas: None,
+                };
+                api_version = owner.api_version.clone();
+            }
+            None => return Some(current),
+        }
+    }
+    Some(current)
+}
+
+fn plural_of(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "ReplicaSet" => "replicasets",
+        "Deployment" => "deployments",
+        "StatefulSet" => "statefulsets",
+        "DaemonSet" => "daemonsets",
+        "Job" => "jobs",
+        "CronJob" => "cronjobs",
+        "ReplicationController" => "replicationcontrollers",
+        _ => return None,
+    })
+}
+
+fn replicas(
+    kind: &str,
+    spec: Option<&serde_json::Value>,
+    status: Option<&serde_json::Value>,
+) -> Option<i32> {
+    let int = |v: Option<&serde_json::Value>, key: &str| v?.get(key)?.as_i64().map(|n| n as i32);
+    match kind {
+        "DaemonSet" => int(status, "desiredNumberScheduled"),
+        "Job" => int(spec, "parallelism"),
+        "CronJob" => None,
+        // apps/v1 defaults replicas to 1 when unset.
+        _ => int(spec, "replicas").or(Some(1)),
+    }
+}
+
+pub async fn nodes_exist(
+    session: &Session,
+    names: Vec<String>,
+    skipped: &mut Vec<String>,
+) -> BTreeMap<String, Option<bool>> {
+    let results: Vec<_> = stream::iter(names)
+        .map(|name| async move {
+            let r = session
+                .conn
+                .get(&format!("/api/v1/nodes/{name}"), Accept::Metadata)
+                .await;
+            (name, r)
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    let mut out = BTreeMap::new();
+    for (name, r) in results {
+        let exists = match r {
+            Ok(_) => Some(true),
+            Err(e) if e.not_found() => Some(false),
+            Err(e) => {
+                let note = if e.forbidden() {
+                    "nodes: forbidden".to_string()
+                } else {
+                    format!("node {name}: {e}")
+                };
+                if !skipped.contains(&note) {
+                    skipped.push(note);
+                }
+                None
+            }
+        };
+        out.insert(name, exists);
+    }
+    out
+}
+
+/// LeaseCandidates from whichever version the server serves (v1beta1, else v1alpha2);
+/// empty, silently, when it serves neither.
+pub async fn candidates(session: &Session, skipped: &mut Vec<String>) -> Vec<CandidateSnapshot> {
+    #[derive(Deserialize)]
+    struct ResourceList {
+        #[serde(default)]
+        resources: Vec<Resource>,
+    }
+    #[derive(Deserialize)]
+    struct Resource {
+        name: String,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Candidate {
+        #[serde(default)]
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        #[serde(default)]
+        spec: CandidateSpec,
+    }
+    #[derive(Deserialize, Default)]
+    #[serde(rename_all = "camelCase")]
+    struct CandidateSpec {
+        #[serde(default)]
+        lease_name: String,
+        binary_version: Option<String>,
+        emulation_version: Option<String>,
+        strategy: Option<String>,
+        ping_time: Option<Timestamp>,
+        renew_time: Option<Timestamp>,
+    }
+    for version in ["v1beta1", "v1alpha2"] {
+        let base = format!("/apis/coordination.k8s.io/{version}");
+        let Ok((list, _)) = session.get_json::<ResourceList>(&base).await else {
+            continue;
+        };
+        if !list.resources.iter().any(|r| r.name == "leasecandidates") {
+            continue;
+        }
+        let path = if session.all_namespaces {
+            format!("{base}/leasecandidates")
+        } else {
+            format!("{base}/namespaces/{}/leasecandidates", session.namespace)
+        };
+        return match list_all::<Candidate>(&session.conn, &path, "", Accept::Json, PAGE_SIZE).await
+        {
+            Ok(listed) => listed
+                .items
+                .into_iter()
+                .map(|c| CandidateSnapshot {
+                    namespace: c.metadata.namespace.unwrap_or_default(),
+                    name: c.metadata.name.unwrap_or_default(),
+                    lease_name: c.spec.lease_name,
+                    binary_version: c.spec.binary_version,
+                    emulation_version: c.spec.emulation_version,
+                    strategy: c.spec.strategy,
+                    ping_time: c.spec.ping_time,
+                    renew_time: c.spec.renew_time,
+                })
+                .collect(),
+            Err(e) => {
+                skipped.push(format!(
+                    "leasecandidates: {}",
+                    if e.forbidden() {
+                        "forbidden".into()
+                    } else {
+                        e.to_string()
+                    }
+                ));
+                Vec::new()
+            }
+        };
+    }
+    Vec::new()
+}

@@ -1,0 +1,191 @@
+//! `kubectl coord leases`: who leads, how fresh, what is wrong.
+
+mod fetch;
+mod render;
+
+use std::collections::BTreeSet;
+
+use anyhow::Result;
+use clap::Args;
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::analyze::lease::LeaseClass;
+use crate::analyze::lease_report::{self, Finding, Leadership, LeaseRow, NodeSummary};
+use crate::cli::ConnectionArgs;
+use crate::connect::Session;
+use crate::error::{Outcome, usage};
+use crate::output::{Printer, SCHEMA_VERSION};
+
+const LONG_ABOUT: &str = "\
+List Leases with their holder, renewal age, expiry and the pod and controller behind the holder.
+
+STATE is judged against the API server's clock (the Date header of the list response):
+  fresh     renewed within 2/3 of leaseDurationSeconds
+  at-risk   renewed longer ago than 2/3 of the duration: renew deadlines are being missed
+  expired   renewed longer ago than the duration: any candidate may take the lease
+  released  holderIdentity empty or null: given up cleanly
+  skewed    renewTime more than 2s in the server's future: the holder's clock runs ahead
+  unknown   no renewTime/acquireTime or no leaseDurationSeconds
+
+CLASS: node-heartbeat (kube-node-lease), apiserver-identity, coordinated (spec.strategy set),
+control-plane (kube-system kube-controller-manager, kube-scheduler, cloud-controller-manager),
+leader-election (holder <name>_<uuid>), generic.
+
+Node heartbeat leases are summarised in one line unless --nodes or -n kube-node-lease.";
+
+#[derive(Debug, Args)]
+#[command(long_about = LONG_ABOUT)]
+pub struct LeasesArgs {
+    /// Only these leases (by name)
+    pub names: Vec<String>,
+    /// Label selector to filter leases (e.g. app=web,tier!=db)
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
+    pub selector: Option<String>,
+    /// List node heartbeat leases one by one instead of the summary line
+    #[arg(long)]
+    pub nodes: bool,
+    /// Exit 3 when any lease is expired, at-risk or skewed, or its holder pod is missing
+    #[arg(long)]
+    pub exit_code: bool,
+}
+
+/// The stable machine shape of `leases -o json|yaml`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeaseReport {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    /// The clock ages are measured against.
+    pub server_time: Timestamp,
+    /// "server" (the Date header) or "local" (the server sent none).
+    pub clock: &'static str,
+    pub leases: Vec<LeaseRow>,
+    pub node_leases: NodeSummary,
+    pub leadership: Vec<Leadership>,
+    pub findings: Vec<Finding>,
+    /// What could not be read ("pods in ns-x: forbidden").
+    pub skipped: Vec<String>,
+}
+
+pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &LeasesArgs) -> Result<Outcome> {
+    let session = Session::open(conn).await?;
+    let report = collect(&session, printer, args).await?;
+    if printer.is_machine() {
+        printer.machine(&report)?;
+    } else {
+        crate::output::out(&render::text(
+            &report,
+            printer,
+            session.all_namespaces,
+            &session.namespace,
+        ))?;
+    }
+    for note in &report.skipped {
+        printer.warn(&format!("not read: {note}"));
+    }
+    Ok(if args.exit_code && !report.findings.is_empty() {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
+}
+
+async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Result<LeaseReport> {
+    let (mut leases, server_time) = fetch::leases(session, args.selector.as_deref())
+        .await
+        .map_err(|e| {
+            if e.is(http::StatusCode::BAD_REQUEST) && args.selector.is_some() {
+                usage(format!(
+                    "invalid -l selector {:?}: {}",
+                    args.selector.as_deref().unwrap_or_default(),
+                    e.message
+                ))
+            } else {
+                e.into()
+            }
+        })?;
+    if !args.names.is_empty() {
+        leases.retain(|l| args.names.contains(&l.name));
+        let missing: Vec<&String> = args
+            .names
+            .iter()
+            .filter(|n| !leases.iter().any(|l| &l.name == *n))
+            .collect();
+        if !missing.is_empty() {
+            let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
+            let place = if session.all_namespaces {
+                "any namespace".to_string()
+            } else {
+                format!("namespace {:?}", session.namespace)
+            };
+            return Err(anyhow::anyhow!(
+                "lease {} not found in {place}",
+                names.join(", ")
+            ));
+        }
+    }
+    let (now, clock) = match server_time {
+        Some(t) => (t, "server"),
+        None => {
+            printer.warn("the API server sent no Date header; ages use the local clock");
+            (Timestamp::now(), "local")
+        }
+    };
+
+    let mut skipped = Vec::new();
+    let wanted: BTreeSet<(String, String)> = leases
+        .iter()
+        .filter_map(|l| {
+            lease_report::wants_holder_pod(l).map(|p| (l.namespace.clone(), p.to_string()))
+        })
+        .collect();
+    let pods = fetch::holder_pods(session, wanted, &mut skipped).await;
+    let candidates = fetch::candidates(session, &mut skipped).await;
+    leases.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    let rows: Vec<LeaseRow> = leases
+        .iter()
+        .map(|l| {
+            let pod = lease_report::wants_holder_pod(l)
+                .and_then(|p| pods.get(&(l.namespace.clone(), p.to_string())).cloned());
+            let cands = candidates
+                .iter()
+                .filter(|c| c.namespace == l.namespace && c.lease_name == l.name)
+                .cloned()
+                .collect();
+            lease_report::row(l, now, pod, cands)
+        })
+        .collect();
+
+    let expired_nodes: Vec<String> = rows
+        .iter()
+        .filter(|r| {
+            r.class == LeaseClass::NodeHeartbeat
+                && r.state == crate::analyze::lease::LeaseState::Expired
+        })
+        .map(|r| r.name.clone())
+        .collect();
+    let nodes = fetch::nodes_exist(session, expired_nodes, &mut skipped).await;
+    let node_leases = lease_report::node_summary(&rows, &|n| nodes.get(n).copied().flatten());
+    let findings = lease_report::findings(&rows);
+    let leadership = lease_report::leadership(&rows);
+
+    let list_nodes = args.nodes
+        || (!session.all_namespaces && session.namespace == "kube-node-lease")
+        || !args.names.is_empty();
+    let rows = rows
+        .into_iter()
+        .filter(|r| list_nodes || r.class != LeaseClass::NodeHeartbeat)
+        .collect();
+    Ok(LeaseReport {
+        api_version: SCHEMA_VERSION,
+        kind: "LeaseReport",
+        server_time: now,
+        clock,
+        leases: rows,
+        node_leases,
+        leadership,
+        findings,
+        skipped,
+    })
+}

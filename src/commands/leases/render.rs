@@ -1,0 +1,214 @@
+//! Table rendering for `leases`.
+
+use std::time::Duration;
+
+use crate::analyze::lease::{LeaseState, SKEW_MARGIN_MICROS};
+use crate::analyze::lease_report::{LeaseRow, NodeSummary};
+use crate::output::Printer;
+use crate::output::age::{human, human_signed};
+use crate::output::table::{Grid, Styled, Tone, styled};
+
+use super::LeaseReport;
+
+pub fn text(
+    report: &LeaseReport,
+    printer: &Printer,
+    all_namespaces: bool,
+    namespace: &str,
+) -> String {
+    let wide = printer.wide();
+    let mut headers = Vec::new();
+    if all_namespaces {
+        headers.push("NAMESPACE");
+    }
+    headers.extend([
+        "NAME",
+        "CLASS",
+        "HOLDER",
+        "RENEWED",
+        "DURATION",
+        "STATE",
+        "TRANSITIONS",
+        "ACQUIRED",
+    ]);
+    if wide {
+        headers.extend(["POD", "CONTROLLER", "STRATEGY", "PREFERRED", "CANDIDATES"]);
+    }
+    let mut grid = Grid::new(headers);
+    for r in &report.leases {
+        let mut cells: Vec<Styled> = Vec::new();
+        if all_namespaces {
+            cells.push(r.namespace.clone().into());
+        }
+        cells.push(r.name.clone().into());
+        cells.push(r.class.as_str().into());
+        cells.push(match &r.holder {
+            Some(h) => h.clone().into(),
+            None => styled("<none>", Tone::Dim),
+        });
+        cells.push(age_cell(r.renew_age_seconds));
+        cells.push(
+            r.lease_duration_seconds
+                .map(|d| format!("{d}s"))
+                .unwrap_or_else(|| "<none>".into())
+                .into(),
+        );
+        cells.push(styled(r.state.as_str(), tone(r.state)));
+        cells.push(
+            r.lease_transitions
+                .map(|t| t.to_string())
+                .unwrap_or_else(|| "<none>".into())
+                .into(),
+        );
+        cells.push(age_cell(r.acquire_age_seconds));
+        if wide {
+            let (pod, controller) = pod_cells(r);
+            cells.push(pod);
+            cells.push(controller.into());
+            cells.push(r.strategy.clone().unwrap_or_else(|| "<none>".into()).into());
+            cells.push(
+                r.preferred_holder
+                    .clone()
+                    .unwrap_or_else(|| "<none>".into())
+                    .into(),
+            );
+            cells.push(r.candidates.len().to_string().into());
+        }
+        grid.row(cells);
+    }
+    let mut text = String::new();
+    if grid.is_empty() && report.node_leases.total == 0 {
+        let place = if all_namespaces {
+            "any namespace".to_string()
+        } else {
+            format!("{namespace} namespace")
+        };
+        // kubectl's wording, on stdout so scripts see an empty but explained result.
+        text.push_str(&format!("No leases found in {place}.\n"));
+    } else {
+        text.push_str(&grid.render(printer.no_headers, printer.color));
+    }
+    if report.node_leases.total > 0
+        && !report
+            .leases
+            .iter()
+            .any(|r| r.class == crate::analyze::lease::LeaseClass::NodeHeartbeat)
+    {
+        text.push_str(&node_line(&report.node_leases));
+    }
+    for l in &report.leadership {
+        let w = &l.workload;
+        let replicas = w
+            .replicas
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "?".into());
+        text.push_str(&format!(
+            "{}/{}: {}/{replicas} replicas lead ({})\n",
+            w.kind.to_lowercase(),
+            w.name,
+            l.leading_pods,
+            l.leases.join(", ")
+        ));
+    }
+    if !report.findings.is_empty() {
+        text.push('\n');
+        for f in &report.findings {
+            let label = format!("{:?}", f.kind);
+            let kind = serde_json::to_value(&f.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or(label);
+            let line = format!("{}/{}: {kind}: {}", f.namespace, f.name, f.message);
+            text.push_str(&paint(&line, Tone::Bad, printer.color));
+            text.push('\n');
+        }
+    }
+    text
+}
+
+fn node_line(s: &NodeSummary) -> String {
+    let counts: Vec<String> = s
+        .by_state
+        .iter()
+        .map(|(state, n)| format!("{n} {state}"))
+        .collect();
+    let mut line = format!("{} node leases: {}", s.total, counts.join(", "));
+    if !s.expired.is_empty() {
+        let names: Vec<String> = s
+            .expired
+            .iter()
+            .map(|e| match e.node_exists {
+                Some(true) => e.name.clone(),
+                Some(false) => format!("{} (node gone)", e.name),
+                None => format!("{} (node unknown)", e.name),
+            })
+            .collect();
+        line.push_str(&format!(": expired: {}", names.join(", ")));
+    }
+    line.push_str(" (--nodes lists them)\n");
+    line
+}
+
+fn pod_cells(r: &LeaseRow) -> (Styled, String) {
+    let Some(pod) = &r.holder_pod else {
+        return ("<none>".into(), "<none>".into());
+    };
+    let pod_cell = match pod.exists {
+        Some(false) => styled(format!("{} (gone)", pod.name), Tone::Bad),
+        None => styled(format!("{} (unknown)", pod.name), Tone::Dim),
+        Some(true) => {
+            let ready = match pod.ready {
+                Some(true) => "ready",
+                Some(false) => "not ready",
+                None => pod.phase.as_deref().unwrap_or("unknown"),
+            };
+            styled(
+                format!("{} ({ready})", pod.name),
+                if pod.ready == Some(true) {
+                    Tone::Plain
+                } else {
+                    Tone::Warn
+                },
+            )
+        }
+    };
+    let controller = pod
+        .controller
+        .as_ref()
+        .map(|w| format!("{}/{}", w.kind.to_lowercase(), w.name))
+        .unwrap_or_else(|| "<none>".into());
+    (pod_cell, controller)
+}
+
+fn age_cell(seconds: Option<f64>) -> Styled {
+    match seconds {
+        None => styled("<none>", Tone::Dim),
+        // The Date header has whole seconds: a renewal up to the skew margin "ahead" is just now.
+        Some(s) if s < -(SKEW_MARGIN_MICROS as f64 / 1e6) => {
+            styled(human_signed(s.floor() as i64), Tone::Warn)
+        }
+        Some(s) if s < 0.0 => "0s".into(),
+        Some(s) => human(Duration::from_secs(s as u64)).into(),
+    }
+}
+
+fn tone(state: LeaseState) -> Tone {
+    match state {
+        LeaseState::Fresh => Tone::Good,
+        LeaseState::AtRisk | LeaseState::Skewed => Tone::Warn,
+        LeaseState::Expired => Tone::Bad,
+        LeaseState::Released | LeaseState::Unknown => Tone::Dim,
+    }
+}
+
+fn paint(text: &str, tone: Tone, color: bool) -> String {
+    use owo_colors::OwoColorize;
+    if !color {
+        return text.to_string();
+    }
+    match tone {
+        Tone::Bad => text.red().to_string(),
+        Tone::Warn => text.yellow().to_string(),
+        _ => text.to_string(),
+    }
+}

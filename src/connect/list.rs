@@ -1,0 +1,117 @@
+//! Paginated lists: `limit` + `continue`, restarting from the first page when a
+//! continue token expires (410 Gone), so callers always get one consistent list.
+
+use jiff::Timestamp;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use super::request::{Accept, Conn, RequestError};
+
+pub const PAGE_SIZE: usize = 500;
+/// A list whose continue token keeps expiring is retried this many times from the start.
+const MAX_RESTARTS: usize = 3;
+
+#[derive(Debug)]
+pub struct Listed<T> {
+    pub items: Vec<T>,
+    /// The server's clock at the first page.
+    pub server_time: Option<Timestamp>,
+    pub resource_version: String,
+    /// How many times a 410 Gone restarted the list.
+    pub restarts: usize,
+}
+
+#[derive(Deserialize)]
+struct Page<T> {
+    #[serde(default)]
+    metadata: PageMeta,
+    #[serde(default = "Vec::new")]
+    items: Vec<T>,
+}
+
+#[derive(Deserialize, Default)]
+struct PageMeta {
+    #[serde(default, rename = "continue")]
+    continue_token: Option<String>,
+    #[serde(default, rename = "resourceVersion")]
+    resource_version: String,
+}
+
+/// Lists `path` (a collection path such as `/api/v1/namespaces/x/pods`) page by page.
+/// `query` is extra query text without the leading `?` (e.g. `labelSelector=a%3Db`).
+pub async fn list_all<T: DeserializeOwned>(
+    conn: &Conn,
+    path: &str,
+    query: &str,
+    accept: Accept,
+    page_size: usize,
+) -> Result<Listed<T>, RequestError> {
+    let mut restarts = 0;
+    'restart: loop {
+        let mut items = Vec::new();
+        let mut token: Option<String> = None;
+        let mut server_time = None;
+        let mut resource_version = String::new();
+        loop {
+            let mut url = format!("{path}?limit={page_size}");
+            if !query.is_empty() {
+                url.push('&');
+                url.push_str(query);
+            }
+            if let Some(t) = &token {
+                url.push_str("&continue=");
+                url.push_str(&encode(t));
+            }
+            let reply = match conn.get(&url, accept).await {
+                Ok(r) => r,
+                Err(e) if e.expired() && token.is_some() && restarts < MAX_RESTARTS => {
+                    restarts += 1;
+                    continue 'restart;
+                }
+                Err(e) => return Err(e),
+            };
+            let page: Page<T> = super::decode(&reply, &url, conn.server())?;
+            if server_time.is_none() {
+                server_time = reply.server_time;
+                resource_version = page.metadata.resource_version.clone();
+            }
+            items.extend(page.items);
+            match page.metadata.continue_token.filter(|t| !t.is_empty()) {
+                Some(next) => token = Some(next),
+                None => {
+                    return Ok(Listed {
+                        items,
+                        server_time,
+                        resource_version,
+                        restarts,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Percent-encodes a query value (continue tokens are base64 with `=`, `+` and `/`).
+pub fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_reserved_characters() {
+        assert_eq!(encode("eyJ2Ijoi+/=="), "eyJ2Ijoi%2B%2F%3D%3D");
+        assert_eq!(encode("app in (a,b)"), "app%20in%20%28a%2Cb%29");
+    }
+}
