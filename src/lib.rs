@@ -8,6 +8,7 @@
 // returned rarely and never in a hot loop, so its size does not matter.
 #![allow(clippy::result_large_err)]
 
+pub mod age;
 pub mod analyze;
 pub mod cli;
 pub mod commands;

@@ -180,6 +180,22 @@ pub fn holder_pod_name(holder: &str) -> Option<&str> {
     is_dns_subdomain(name).then_some(name)
 }
 
+/// Whether a name has the shape of a pod a controller made: `<base>-<5 random chars>`
+/// (ReplicaSet, DaemonSet, Job pods; the alphabet of apimachinery's rand.String) or
+/// `<base>-<ordinal>` (StatefulSet). A missing pod is only worth flagging for those:
+/// a process outside the cluster also uses its hostname as the holder.
+pub fn looks_like_controller_pod(name: &str) -> bool {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let Some((base, suffix)) = name.rsplit_once('-') else {
+        return false;
+    };
+    !base.is_empty()
+        && ((suffix.len() == 5 && suffix.bytes().all(|b| ALPHABET.contains(&b)))
+            || (!suffix.is_empty()
+                && suffix.len() <= 5
+                && suffix.bytes().all(|b| b.is_ascii_digit())))
+}
+
 fn is_dns_subdomain(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 253
@@ -305,6 +321,13 @@ mod tests {
             None
         );
         assert_eq!(holder_pod_name("Web"), None);
+        assert!(looks_like_controller_pod("web-7d9f8c5b4-x2kqz"));
+        assert!(looks_like_controller_pod("db-0"));
+        assert!(!looks_like_controller_pod("demo-elector-a"));
+        assert!(!looks_like_controller_pod("my-host"));
+        assert!(!looks_like_controller_pod("-x2kqz"));
+        // 'a', 'e', 'i', 'o', 'u', '0', '1', '3' are not in the random alphabet.
+        assert!(!looks_like_controller_pod("web-abcde"));
     }
 
     proptest! {

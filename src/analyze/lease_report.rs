@@ -7,8 +7,10 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::lease::{
-    LeaseClass, LeaseSnapshot, LeaseState, classify, holder_pod_name, renew_age_micros, state,
+    LeaseClass, LeaseSnapshot, LeaseState, classify, holder_pod_name, looks_like_controller_pod,
+    renew_age_micros, state,
 };
+use crate::age::human;
 
 /// What the fetch layer learned about the pod a holder names.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -172,26 +174,26 @@ pub fn findings(rows: &[LeaseRow]) -> Vec<Finding> {
                 message,
             })
         };
-        let age = r.renew_age_seconds.unwrap_or_default();
+        let age_secs = r.renew_age_seconds.unwrap_or_default();
+        let age = human(std::time::Duration::from_secs_f64(age_secs.abs()));
         let duration = r.lease_duration_seconds.unwrap_or_default();
         match r.state {
             LeaseState::Expired => add(
                 FindingKind::Expired,
                 format!(
-                    "last renewed {age:.0}s ago, past its {duration}s duration: the holder stopped renewing"
+                    "last renewed {age} ago, past its {duration}s duration: the holder stopped renewing"
                 ),
             ),
             LeaseState::AtRisk => add(
                 FindingKind::AtRisk,
                 format!(
-                    "last renewed {age:.0}s ago, more than 2/3 of its {duration}s duration: renewals are late"
+                    "last renewed {age} ago, more than 2/3 of its {duration}s duration: renewals are late"
                 ),
             ),
             LeaseState::Skewed => add(
                 FindingKind::Skewed,
                 format!(
-                    "renewTime is {:.0}s in the API server's future: the holder's clock runs ahead",
-                    -age
+                    "renewTime is {age} in the API server's future: the holder's clock runs ahead"
                 ),
             ),
             _ => {}
@@ -199,6 +201,7 @@ pub fn findings(rows: &[LeaseRow]) -> Vec<Finding> {
         if let Some(pod) = &r.holder_pod
             && pod.exists == Some(false)
             && r.class == LeaseClass::LeaderElection
+            && looks_like_controller_pod(&pod.name)
             && matches!(r.state, LeaseState::Fresh | LeaseState::AtRisk)
         {
             add(
@@ -349,7 +352,14 @@ mod tests {
             Some(pod("web-1", false, None)),
             vec![],
         );
-        let f = findings(&[fresh, dead]);
+        // A host outside the cluster also uses its hostname: not a pod, so nothing is missing.
+        let host = row(
+            &snap("apps", "lock3", &format!("build-host_{UUID}"), 1),
+            now(),
+            Some(pod("build-host", false, None)),
+            vec![],
+        );
+        let f = findings(&[fresh, dead, host]);
         let kinds: Vec<_> = f
             .iter()
             .map(|f| (f.name.as_str(), f.kind.clone()))

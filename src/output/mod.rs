@@ -1,7 +1,6 @@
 //! Rendering: tables for people, JSON/YAML for machines, colour only when wanted.
 //! Data goes to stdout, warnings to stderr.
 
-pub mod age;
 pub mod table;
 
 use std::io::{IsTerminal, Write};

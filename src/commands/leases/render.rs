@@ -2,10 +2,10 @@
 
 use std::time::Duration;
 
-use crate::analyze::lease::{LeaseState, SKEW_MARGIN_MICROS};
+use crate::age::{human, human_signed};
+use crate::analyze::lease::{LeaseState, SKEW_MARGIN_MICROS, looks_like_controller_pod};
 use crate::analyze::lease_report::{LeaseRow, NodeSummary};
 use crate::output::Printer;
-use crate::output::age::{human, human_signed};
 use crate::output::table::{Grid, Styled, Tone, styled};
 
 use super::LeaseReport;
@@ -154,7 +154,10 @@ fn pod_cells(r: &LeaseRow) -> (Styled, String) {
         return ("<none>".into(), "<none>".into());
     };
     let pod_cell = match pod.exists {
-        Some(false) => styled(format!("{} (gone)", pod.name), Tone::Bad),
+        Some(false) if looks_like_controller_pod(&pod.name) => {
+            styled(format!("{} (gone)", pod.name), Tone::Bad)
+        }
+        Some(false) => styled("<not a pod>", Tone::Dim),
         None => styled(format!("{} (unknown)", pod.name), Tone::Dim),
         Some(true) => {
             let ready = match pod.ready {
