@@ -502,6 +502,27 @@ fn real_client_go_election_one_leader_then_expiry_then_takeover() {
     });
     assert_eq!(again["holder"], holder.as_str());
 
+    // A watcher that sees it all, on watches the server closes every 3s.
+    let watcher = Command::new(env!("CARGO_BIN_EXE_kubectl-coord"))
+        .args([
+            "leases",
+            "-n",
+            ns,
+            "elect",
+            "--watch",
+            "--watch-timeout",
+            "90s",
+            "-o",
+            "json",
+            "--watch-server-timeout",
+            "3",
+        ])
+        .env("KUBECONFIG", c.kubeconfig("viewer"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
     let (leader, follower) = if holder == a.identity { (a, b) } else { (b, a) };
     // Freeze the follower so the lease's decay can be watched step by step, then kill the leader.
     signal(&follower, "-STOP");
@@ -524,6 +545,57 @@ fn real_client_go_election_one_leader_then_expiry_then_takeover() {
         taken["leaseTransitions"].as_i64().unwrap(),
         transitions + 1,
         "{taken:#}"
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &watcher.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = watcher.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "watch ended badly: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "added").count(),
+        1,
+        "reopened watches repeat nothing: {kinds:?}"
+    );
+    let pos = |k: &str| {
+        kinds
+            .iter()
+            .position(|x| *x == k)
+            .unwrap_or_else(|| panic!("no {k} in {kinds:?}"))
+    };
+    assert!(
+        pos("renewed") < pos("at-risk")
+            && pos("at-risk") < pos("expired")
+            && pos("expired") < pos("leader-changed"),
+        "{kinds:?}"
+    );
+    let change = &events[pos("leader-changed")];
+    assert_eq!(change["from"], holder.as_str());
+    assert_eq!(change["to"], follower.identity.as_str());
+    assert_eq!(change["transitions"].as_i64().unwrap(), transitions + 1);
+    let renewal = events
+        .iter()
+        .filter(|e| e["event"] == "renewed")
+        .find_map(|e| e["intervalSeconds"].as_f64());
+    assert!(
+        renewal.is_some_and(|s| (0.5..3.0).contains(&s)),
+        "renewals every ~1s: {renewal:?}"
     );
     drop(leader);
 }

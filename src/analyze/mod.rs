@@ -2,3 +2,4 @@
 
 pub mod lease;
 pub mod lease_report;
+pub mod lease_watch;

@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use crate::cli::ConnectionArgs;
 pub use kubeconfig::Target;
-pub use request::{Accept, Conn, Reply, RequestError};
+pub use request::{Accept, Conn, Reply, RequestError, WatchStream};
 
 /// A connected session: where we are and how to ask.
 #[derive(Clone)]

@@ -163,6 +163,65 @@ impl Conn {
         self.send(request).await
     }
 
+    /// Opens a watch (GET with `watch=1` in `path`). Only the wait for the response
+    /// headers is bounded by --request-timeout; the stream itself stays open.
+    pub async fn watch(&self, path: &str) -> Result<WatchStream, RequestError> {
+        let fail = |code: Option<u16>, reason: String, message: String| RequestError {
+            method: Method::GET,
+            path: path.to_string(),
+            server: self.server.clone(),
+            code,
+            reason,
+            message,
+        };
+        let request = Request::builder()
+            .method(Method::GET)
+            .uri(path)
+            .header(header::ACCEPT, Accept::Json.header_value())
+            .body(kube::client::Body::from(Vec::new()))
+            .expect("a GET with a valid path always builds");
+        let call = self.client.send(request);
+        let response = match self.timeout {
+            None => call.await,
+            Some(limit) => match tokio::time::timeout(limit, call).await {
+                Ok(r) => r,
+                Err(_) => {
+                    return Err(fail(
+                        None,
+                        String::new(),
+                        format!("no answer within --request-timeout {limit:?}"),
+                    ));
+                }
+            },
+        };
+        let response = match response {
+            Ok(r) => r,
+            Err(kube::Error::Api(status)) => {
+                return Err(fail(
+                    Some(status.code),
+                    status.reason.clone(),
+                    status.message.clone(),
+                ));
+            }
+            Err(e) => return Err(fail(None, String::new(), flat(&e))),
+        };
+        if !response.status().is_success() {
+            let code = response.status().as_u16();
+            let body = response
+                .into_body()
+                .collect_bytes()
+                .await
+                .map(|b| b.to_vec())
+                .unwrap_or_default();
+            let (reason, message) = status_text(&body);
+            return Err(fail(Some(code), reason, message));
+        }
+        Ok(WatchStream {
+            body: response.into_body(),
+            buffer: Vec::new(),
+        })
+    }
+
     async fn send(&self, request: Request<Vec<u8>>) -> Result<Reply, RequestError> {
         let method = request.method().clone();
         let path = request.uri().to_string();
@@ -228,6 +287,37 @@ impl Conn {
                     format!("no answer within --request-timeout {limit:?}"),
                 ))
             }),
+        }
+    }
+}
+
+/// The newline-delimited JSON events of a watch response.
+pub struct WatchStream {
+    body: kube::client::Body,
+    buffer: Vec<u8>,
+}
+
+impl WatchStream {
+    /// The next event line; `Ok(None)` when the server closed the watch.
+    pub async fn next_line(&mut self) -> Result<Option<Vec<u8>>, String> {
+        use http_body_util::BodyExt;
+        loop {
+            if let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.buffer.drain(..=end).collect();
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                return Ok(Some(line));
+            }
+            match self.body.frame().await {
+                None => return Ok(None),
+                Some(Err(e)) => return Err(flat(&e)),
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        self.buffer.extend_from_slice(&data);
+                    }
+                }
+            }
         }
     }
 }

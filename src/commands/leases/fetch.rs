@@ -19,29 +19,41 @@ use crate::connect::{Accept, RequestError, Session};
 /// How many lookups run at once.
 const CONCURRENCY: usize = 8;
 
-pub async fn leases(
-    session: &Session,
-    selector: Option<&str>,
-) -> Result<(Vec<LeaseSnapshot>, Option<Timestamp>), RequestError> {
-    let path = if session.all_namespaces {
+pub fn collection_path(session: &Session) -> String {
+    if session.all_namespaces {
         "/apis/coordination.k8s.io/v1/leases".to_string()
     } else {
         format!(
             "/apis/coordination.k8s.io/v1/namespaces/{}/leases",
             session.namespace
         )
-    };
+    }
+}
+
+/// The Lease list, the server's clock at the time, and the list's resourceVersion.
+pub async fn leases_with_version(
+    session: &Session,
+    selector: Option<&str>,
+) -> Result<(Vec<LeaseSnapshot>, Option<Timestamp>, String), RequestError> {
     let query = selector
         .map(|s| format!("labelSelector={}", encode(s)))
         .unwrap_or_default();
-    let listed = list_all::<Lease>(&session.conn, &path, &query, Accept::Json, PAGE_SIZE).await?;
+    let listed = list_all::<Lease>(
+        &session.conn,
+        &collection_path(session),
+        &query,
+        Accept::Json,
+        PAGE_SIZE,
+    )
+    .await?;
     Ok((
         listed.items.into_iter().map(snapshot).collect(),
         listed.server_time,
+        listed.resource_version,
     ))
 }
 
-fn snapshot(lease: Lease) -> LeaseSnapshot {
+pub fn snapshot(lease: Lease) -> LeaseSnapshot {
     let meta = lease.metadata;
     let spec = lease.spec.unwrap_or_default();
     LeaseSnapshot {

@@ -2,6 +2,7 @@
 
 mod fetch;
 mod render;
+mod watch;
 
 use std::collections::BTreeSet;
 
@@ -48,6 +49,16 @@ pub struct LeasesArgs {
     /// Exit 3 when any lease is expired, at-risk or skewed, or its holder pod is missing
     #[arg(long)]
     pub exit_code: bool,
+    /// Stay on a watch: one line per renewal, leader change, at-risk or expiry
+    /// (judged by when a change was last observed, as client-go does). Ctrl-C ends it
+    #[arg(short = 'w', long)]
+    pub watch: bool,
+    /// End --watch after this long (30s, 5m, ...)
+    #[arg(long, value_name = "DURATION", requires = "watch")]
+    pub watch_timeout: Option<String>,
+    /// Seconds after which the server is asked to close each watch (it is reopened)
+    #[arg(long, hide = true, default_value_t = 300)]
+    pub watch_server_timeout: u64,
 }
 
 /// The stable machine shape of `leases -o json|yaml`.
@@ -70,6 +81,22 @@ pub struct LeaseReport {
 
 pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &LeasesArgs) -> Result<Outcome> {
     let session = Session::open(conn).await?;
+    if args.watch {
+        let timeout = match &args.watch_timeout {
+            Some(t) => crate::connect::duration::parse_timeout(t)
+                .map_err(|e| usage(e.replace("--request-timeout", "--watch-timeout")))?,
+            None => None,
+        };
+        let opts = watch::WatchOptions {
+            selector: args.selector.as_deref(),
+            names: &args.names,
+            nodes: args.nodes
+                || (!session.all_namespaces && session.namespace == "kube-node-lease"),
+            timeout,
+            server_timeout_seconds: args.watch_server_timeout.max(1),
+        };
+        return watch::run(&session, printer, &opts).await;
+    }
     let report = collect(&session, printer, args).await?;
     if printer.is_machine() {
         printer.machine(&report)?;
@@ -92,19 +119,20 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &LeasesArgs) ->
 }
 
 async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Result<LeaseReport> {
-    let (mut leases, server_time) = fetch::leases(session, args.selector.as_deref())
-        .await
-        .map_err(|e| {
-            if e.is(http::StatusCode::BAD_REQUEST) && args.selector.is_some() {
-                usage(format!(
-                    "invalid -l selector {:?}: {}",
-                    args.selector.as_deref().unwrap_or_default(),
-                    e.message
-                ))
-            } else {
-                e.into()
-            }
-        })?;
+    let (mut leases, server_time, _) =
+        fetch::leases_with_version(session, args.selector.as_deref())
+            .await
+            .map_err(|e| {
+                if e.is(http::StatusCode::BAD_REQUEST) && args.selector.is_some() {
+                    usage(format!(
+                        "invalid -l selector {:?}: {}",
+                        args.selector.as_deref().unwrap_or_default(),
+                        e.message
+                    ))
+                } else {
+                    e.into()
+                }
+            })?;
     if !args.names.is_empty() {
         leases.retain(|l| args.names.contains(&l.name));
         let missing: Vec<&String> = args
