@@ -60,6 +60,16 @@ kubectl coord leases -n coord-demo --exit-code >/dev/null && echo 0 || echo $?
 say "kubectl coord leases -n coord-demo healthy-election -o yaml"
 kubectl coord leases -n coord-demo healthy-election -o yaml
 
+leader=$(kubectl -n coord-demo get lease healthy-election -o 'jsonpath={.spec.holderIdentity}')
+say "kubectl coord leases -n coord-demo healthy-election --watch --watch-timeout 20s   # while the leader ($leader) is killed"
+kubectl coord leases -n coord-demo healthy-election --watch --watch-timeout 20s &
+watcher=$!
+sleep 3
+for who in a b; do
+  [[ $leader == demo-elector-${who}_* ]] && kill -KILL "$(cat "$dir/pids/elector-$who.pid")"
+done
+wait $watcher
+
 if $keep; then
   echo
   echo "The cluster keeps running. Explore with:"

@@ -3,3 +3,4 @@
 pub mod lease;
 pub mod lease_report;
 pub mod lease_watch;
+pub mod selector;
