@@ -4,3 +4,4 @@ pub mod lease;
 pub mod lease_report;
 pub mod lease_watch;
 pub mod selector;
+pub mod overlap;

@@ -1,0 +1,417 @@
+//! Selector overlap between controllers, with live evidence. Pure.
+//!
+//! Pairs are only compared when they might overlap: controllers are partitioned
+//! by the value they require for a common key (two controllers requiring
+//! app=a and app=b can never overlap), recursively, so a namespace of thousands
+//! of well-labelled controllers is far from quadratic.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::Serialize;
+
+use super::selector::{Labels, Selector, Separation, overlap};
+
+#[derive(Debug, Clone)]
+pub struct Controller {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub selector: Selector,
+    /// Pod template labels (None for PDBs).
+    pub template_labels: Option<Labels>,
+    /// uid of this object's own controller (a Deployment for a ReplicaSet).
+    pub owner_uid: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PodMeta {
+    pub namespace: String,
+    pub name: String,
+    pub labels: Labels,
+    /// (kind, name, uid) of the pod's controller reference.
+    pub controller: Option<(String, String, String)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjRef {
+    pub kind: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SharedPod {
+    pub name: String,
+    /// "a", "b", "other" or "none" (an orphan the first controller to notice adopts).
+    pub owned_by: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<ObjRef>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PairFinding {
+    pub namespace: String,
+    pub a: ObjRef,
+    pub b: ObjRef,
+    pub severity: Severity,
+    pub selector_a: String,
+    pub selector_b: String,
+    /// A label set both selectors select.
+    pub witness: Labels,
+    /// "a's template matches b's selector" and/or the reverse.
+    pub template_hazards: Vec<String>,
+    pub shared_pods: Vec<SharedPod>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DisjointPair {
+    pub namespace: String,
+    pub a: ObjRef,
+    pub b: ObjRef,
+    pub separation: Separation,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PdbConflict {
+    pub namespace: String,
+    pub pod: String,
+    pub budgets: Vec<String>,
+}
+
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Analysis {
+    pub findings: Vec<PairFinding>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disjoint: Vec<DisjointPair>,
+    pub pdb_conflicts: Vec<PdbConflict>,
+    /// How many pairs were decided exactly (the rest were proven disjoint by the index).
+    pub pairs_compared: usize,
+}
+
+pub struct Options {
+    pub cross_kind: bool,
+    pub explain: bool,
+}
+
+pub fn analyze(controllers: &[Controller], pods: &[PodMeta], opts: &Options) -> Analysis {
+    let mut analysis = Analysis::default();
+    let pod_index = PodIndex::new(pods);
+    let mut groups: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
+    for (i, c) in controllers.iter().enumerate() {
+        let group = if c.kind == "PodDisruptionBudget" || !opts.cross_kind { c.kind.as_str() } else { "*" };
+        groups.entry((c.namespace.as_str(), group)).or_default().push(i);
+    }
+    let mut matched: HashMap<usize, Vec<usize>> = HashMap::new();
+    for members in groups.values() {
+        let mut pairs = Vec::new();
+        candidate_pairs(controllers, members, &mut BTreeSet::new(), &mut pairs);
+        for (i, j) in pairs {
+            let (a, b) = (&controllers[i], &controllers[j]);
+            if related(a, b) {
+                continue;
+            }
+            analysis.pairs_compared += 1;
+            match overlap(&a.selector, &b.selector) {
+                Ok(witness) => {
+                    let pa = matched.entry(i).or_insert_with(|| pod_index.matching(a)).clone();
+                    let pb = matched.entry(j).or_insert_with(|| pod_index.matching(b)).clone();
+                    analysis.findings.push(finding(a, b, witness, &pa, &pb, pods));
+                }
+                Err(separation) if opts.explain => analysis.disjoint.push(DisjointPair {
+                    namespace: a.namespace.clone(),
+                    a: obj(a),
+                    b: obj(b),
+                    separation,
+                }),
+                Err(_) => {}
+            }
+        }
+    }
+    analysis.pdb_conflicts = pdb_conflicts(controllers, pods, &pod_index, &mut matched);
+    analysis.findings.sort_by(|x, y| (&x.namespace, &x.a, &x.b).cmp(&(&y.namespace, &y.a, &y.b)));
+    analysis
+}
+
+fn obj(c: &Controller) -> ObjRef {
+    ObjRef { kind: c.kind.clone(), name: c.name.clone() }
+}
+
+/// Parent and child (a Deployment and its ReplicaSet), or siblings under one controller.
+fn related(a: &Controller, b: &Controller) -> bool {
+    a.owner_uid.as_deref() == Some(&b.uid)
+        || b.owner_uid.as_deref() == Some(&a.uid)
+        || (a.owner_uid.is_some() && a.owner_uid == b.owner_uid)
+}
+
+fn finding(a: &Controller, b: &Controller, witness: Labels, pa: &[usize], pb: &[usize], pods: &[PodMeta]) -> PairFinding {
+    let mut template_hazards = Vec::new();
+    if a.template_labels.as_ref().is_some_and(|t| b.selector.matches(t)) {
+        template_hazards.push(format!("{}/{}'s pod template matches {}/{}'s selector", a.kind, a.name, b.kind, b.name));
+    }
+    if b.template_labels.as_ref().is_some_and(|t| a.selector.matches(t)) {
+        template_hazards.push(format!("{}/{}'s pod template matches {}/{}'s selector", b.kind, b.name, a.kind, a.name));
+    }
+    let in_b: BTreeSet<usize> = pb.iter().copied().collect();
+    let shared_pods: Vec<SharedPod> = pa
+        .iter()
+        .filter(|p| in_b.contains(p))
+        .map(|&p| {
+            let pod = &pods[p];
+            let (owned_by, owner) = match &pod.controller {
+                None => ("none", None),
+                Some((_, _, uid)) if uid == &a.uid => ("a", None),
+                Some((_, _, uid)) if uid == &b.uid => ("b", None),
+                Some((kind, name, _)) => ("other", Some(ObjRef { kind: kind.clone(), name: name.clone() })),
+            };
+            SharedPod { name: pod.name.clone(), owned_by, owner }
+        })
+        .collect();
+    let severity =
+        if template_hazards.is_empty() && shared_pods.is_empty() { Severity::Warning } else { Severity::Error };
+    PairFinding {
+        namespace: a.namespace.clone(),
+        a: obj(a),
+        b: obj(b),
+        severity,
+        selector_a: a.selector.to_string(),
+        selector_b: b.selector.to_string(),
+        witness,
+        template_hazards,
+        shared_pods,
+    }
+}
+
+/// All pairs among `members` that are not proven disjoint by a shared required key.
+fn candidate_pairs(cs: &[Controller], members: &[usize], used: &mut BTreeSet<String>, out: &mut Vec<(usize, usize)>) {
+    const SMALL: usize = 16;
+    let all_pairs = |out: &mut Vec<(usize, usize)>| {
+        for (x, &i) in members.iter().enumerate() {
+            for &j in &members[x + 1..] {
+                out.push((i, j));
+            }
+        }
+    };
+    if members.len() <= SMALL {
+        return all_pairs(out);
+    }
+    // The key most members pin to one value.
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for &i in members {
+        for (k, _) in cs[i].selector.required_pairs() {
+            if !used.contains(k) {
+                *counts.entry(k).or_default() += 1;
+            }
+        }
+    }
+    let Some((key, n)) = counts.into_iter().max_by(|x, y| x.1.cmp(&y.1).then(y.0.cmp(x.0))) else {
+        return all_pairs(out);
+    };
+    if n < 2 {
+        return all_pairs(out);
+    }
+    let key = key.to_string();
+    let mut buckets: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut wild = Vec::new();
+    for &i in members {
+        match cs[i].selector.required_pairs().into_iter().find(|(k, _)| *k == key) {
+            Some((_, v)) => buckets.entry(v.to_string()).or_default().push(i),
+            None => wild.push(i),
+        }
+    }
+    used.insert(key.clone());
+    for bucket in buckets.values() {
+        candidate_pairs(cs, bucket, used, out);
+        // Unpinned members may overlap anything.
+        for &i in bucket {
+            for &w in &wild {
+                out.push((i.min(w), i.max(w)));
+            }
+        }
+    }
+    candidate_pairs(cs, &wild, used, out);
+    used.remove(&key);
+}
+
+/// Pods by namespace and by label pair, so a selector's pods are found from its
+/// rarest required pair instead of by scanning the namespace.
+struct PodIndex {
+    by_ns: HashMap<String, Vec<usize>>,
+    by_pair: HashMap<(String, String, String), Vec<usize>>,
+    pods: Vec<Labels>,
+}
+
+impl PodIndex {
+    fn new(pods: &[PodMeta]) -> PodIndex {
+        let mut idx = PodIndex { by_ns: HashMap::new(), by_pair: HashMap::new(), pods: Vec::with_capacity(pods.len()) };
+        for (i, p) in pods.iter().enumerate() {
+            idx.by_ns.entry(p.namespace.clone()).or_default().push(i);
+            for (k, v) in &p.labels {
+                idx.by_pair.entry((p.namespace.clone(), k.clone(), v.clone())).or_default().push(i);
+            }
+            idx.pods.push(p.labels.clone());
+        }
+        idx
+    }
+
+    fn matching(&self, c: &Controller) -> Vec<usize> {
+        let empty = Vec::new();
+        let candidates = c
+            .selector
+            .required_pairs()
+            .into_iter()
+            .map(|(k, v)| {
+                self.by_pair.get(&(c.namespace.clone(), k.to_string(), v.to_string())).unwrap_or(&empty)
+            })
+            .min_by_key(|list| list.len())
+            .unwrap_or_else(|| self.by_ns.get(&c.namespace).unwrap_or(&empty));
+        candidates.iter().copied().filter(|&i| c.selector.matches(&self.pods[i])).collect()
+    }
+}
+
+fn pdb_conflicts(
+    cs: &[Controller],
+    pods: &[PodMeta],
+    index: &PodIndex,
+    matched: &mut HashMap<usize, Vec<usize>>,
+) -> Vec<PdbConflict> {
+    let mut budgets_of: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for (i, c) in cs.iter().enumerate().filter(|(_, c)| c.kind == "PodDisruptionBudget") {
+        for p in matched.entry(i).or_insert_with(|| index.matching(c)).iter() {
+            budgets_of.entry(*p).or_default().push(c.name.clone());
+        }
+    }
+    budgets_of
+        .into_iter()
+        .filter(|(_, b)| b.len() > 1)
+        .map(|(p, mut budgets)| {
+            budgets.sort();
+            PdbConflict { namespace: pods[p].namespace.clone(), pod: pods[p].name.clone(), budgets }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::selector::parse;
+
+    fn ctl(kind: &str, name: &str, sel: &str, template: Option<&[(&str, &str)]>) -> Controller {
+        Controller {
+            kind: kind.into(),
+            namespace: "ns".into(),
+            name: name.into(),
+            uid: format!("uid-{name}"),
+            selector: parse(sel).unwrap(),
+            template_labels: template.map(|t| t.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+            owner_uid: None,
+        }
+    }
+
+    fn pod(name: &str, labels: &[(&str, &str)], owner: Option<&str>) -> PodMeta {
+        PodMeta {
+            namespace: "ns".into(),
+            name: name.into(),
+            labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            controller: owner.map(|o| ("ReplicaSet".into(), o.into(), format!("uid-{o}"))),
+        }
+    }
+
+    const OPTS: Options = Options { cross_kind: false, explain: true };
+
+    #[test]
+    fn severities_and_evidence() {
+        let cs = vec![
+            ctl("Deployment", "web", "app=web", Some(&[("app", "web"), ("tier", "fe")])),
+            ctl("Deployment", "fe", "tier=fe", Some(&[("app", "fe"), ("tier", "fe")])),
+            ctl("Deployment", "api", "app=api", Some(&[("app", "api")])),
+            ctl("Deployment", "loose", "app in (api,other),tier notin (fe)", Some(&[("app", "other")])),
+        ];
+        let pods = vec![pod("web-1", &[("app", "web"), ("tier", "fe")], Some("web")), pod("orphan", &[("app", "web"), ("tier", "fe")], None)];
+        let a = analyze(&cs, &pods, &OPTS);
+        let pairs: Vec<(&str, &str, Severity)> = a.findings.iter().map(|f| (f.a.name.as_str(), f.b.name.as_str(), f.severity)).collect();
+        // api's template {app: api} satisfies loose's selector (a missing tier passes NotIn):
+        // a hazard even with no pods. fe and api only overlap logically (app=api,tier=fe).
+        assert_eq!(
+            pairs,
+            vec![("api", "loose", Severity::Error), ("fe", "api", Severity::Warning), ("web", "fe", Severity::Error)]
+        );
+        let web_fe = &a.findings[2];
+        assert_eq!(web_fe.template_hazards, vec!["Deployment/web's pod template matches Deployment/fe's selector"]);
+        assert_eq!(web_fe.shared_pods.iter().map(|p| (p.name.as_str(), p.owned_by)).collect::<Vec<_>>(), vec![("web-1", "other"), ("orphan", "none")]);
+        assert!(a.disjoint.iter().any(|d| d.a.name == "web" && d.b.name == "api" && d.separation.key == "app"));
+    }
+
+    #[test]
+    fn parents_siblings_and_kinds_are_not_compared() {
+        let d = ctl("Deployment", "web", "app=web", None);
+        let mut rs1 = ctl("ReplicaSet", "web-1", "app=web", None);
+        rs1.owner_uid = Some(d.uid.clone());
+        let mut rs2 = ctl("ReplicaSet", "web-2", "app=web", None);
+        rs2.owner_uid = Some(d.uid.clone());
+        let sts = ctl("StatefulSet", "db", "app=web", None);
+        let a = analyze(&[d.clone(), rs1.clone(), rs2.clone(), sts.clone()], &[], &OPTS);
+        assert!(a.findings.is_empty(), "{:?}", a.findings);
+        let cross = analyze(&[d, rs1, rs2, sts], &[], &Options { cross_kind: true, explain: false });
+        let pairs: Vec<(&str, &str)> = cross.findings.iter().map(|f| (f.a.name.as_str(), f.b.name.as_str())).collect();
+        assert_eq!(pairs.len(), 3, "{pairs:?}");
+        assert!(pairs.iter().all(|(a, b)| *a == "db" || *b == "db"));
+    }
+
+    #[test]
+    fn pods_under_several_budgets() {
+        let cs = vec![ctl("PodDisruptionBudget", "pdb-a", "app=web", None), ctl("PodDisruptionBudget", "pdb-b", "tier=fe", None)];
+        let pods = vec![pod("p1", &[("app", "web"), ("tier", "fe")], None), pod("p2", &[("app", "web")], None)];
+        let a = analyze(&cs, &pods, &OPTS);
+        assert_eq!(a.pdb_conflicts.len(), 1);
+        assert_eq!(a.pdb_conflicts[0].pod, "p1");
+        assert_eq!(a.pdb_conflicts[0].budgets, vec!["pdb-a", "pdb-b"]);
+        assert_eq!(a.findings[0].severity, Severity::Error, "a shared pod makes the PDB pair an error");
+    }
+
+    #[test]
+    fn the_index_skips_only_disjoint_pairs() {
+        // 200 controllers: 50 apps x 4 tiers, plus a few unpinned ones.
+        let mut cs = Vec::new();
+        for app in 0..50 {
+            for tier in 0..4 {
+                cs.push(ctl("Deployment", &format!("d-{app}-{tier}"), &format!("app=a{app},tier=t{tier}"), None));
+            }
+        }
+        cs.push(ctl("Deployment", "wild-1", "tier=t1", None));
+        cs.push(ctl("Deployment", "wild-2", "app notin (a1)", None));
+        let fast = analyze(&cs, &[], &Options { cross_kind: false, explain: false });
+        let n = cs.len();
+        assert!(fast.pairs_compared < n * (n - 1) / 2 / 4, "compared {} pairs", fast.pairs_compared);
+        // Brute force over every pair gives the same findings.
+        let mut brute = Vec::new();
+        for i in 0..n {
+            for j in i + 1..n {
+                if overlap(&cs[i].selector, &cs[j].selector).is_ok() {
+                    let (x, y) = (cs[i].name.clone(), cs[j].name.clone());
+                    brute.push(if x < y { (x, y) } else { (y, x) });
+                }
+            }
+        }
+        let mut got: Vec<(String, String)> = fast
+            .findings
+            .iter()
+            .map(|f| if f.a.name < f.b.name { (f.a.name.clone(), f.b.name.clone()) } else { (f.b.name.clone(), f.a.name.clone()) })
+            .collect();
+        brute.sort();
+        got.sort();
+        assert_eq!(got, brute);
+    }
+}
