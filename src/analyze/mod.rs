@@ -3,5 +3,5 @@
 pub mod lease;
 pub mod lease_report;
 pub mod lease_watch;
-pub mod selector;
 pub mod overlap;
+pub mod selector;
