@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::commands::{completion::CompletionArgs, leases::LeasesArgs, version::VersionArgs};
+use crate::commands::{
+    completion::CompletionArgs, leases::LeasesArgs, overlaps::OverlapsArgs, version::VersionArgs,
+};
 
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
@@ -39,6 +41,8 @@ pub enum Command {
     Version(VersionArgs),
     /// Lease holders, renewal ages, expiry, holder -> pod -> controller
     Leases(LeasesArgs),
+    /// Controllers whose label selectors overlap, with a witness and the pods both select
+    Overlaps(OverlapsArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completion(CompletionArgs),
 }

@@ -2,6 +2,7 @@
 
 pub mod completion;
 pub mod leases;
+pub mod overlaps;
 pub mod version;
 
 use anyhow::Result;
@@ -16,5 +17,6 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
         Command::Version(args) => version::run(&cli.connection, &printer, &args).await,
         Command::Completion(args) => completion::run(&args),
         Command::Leases(args) => leases::run(&cli.connection, &printer, &args).await,
+        Command::Overlaps(args) => overlaps::run(&cli.connection, &printer, &args).await,
     }
 }

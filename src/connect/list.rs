@@ -25,8 +25,9 @@ pub struct Listed<T> {
 struct Page<T> {
     #[serde(default)]
     metadata: PageMeta,
-    #[serde(default = "Vec::new")]
-    items: Vec<T>,
+    /// Metadata-only lists send `"items": null` when empty.
+    #[serde(default = "Option::default")]
+    items: Option<Vec<T>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -75,7 +76,7 @@ pub async fn list_all<T: DeserializeOwned>(
                 server_time = reply.server_time;
                 resource_version = page.metadata.resource_version.clone();
             }
-            items.extend(page.items);
+            items.extend(page.items.unwrap_or_default());
             match page.metadata.continue_token.filter(|t| !t.is_empty()) {
                 Some(next) => token = Some(next),
                 None => {
@@ -108,6 +109,14 @@ pub fn encode(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn null_items_are_an_empty_page() {
+        let page: Page<serde_json::Value> =
+            serde_json::from_str(r#"{"metadata":{"resourceVersion":"5"},"items":null}"#).unwrap();
+        assert!(page.items.unwrap_or_default().is_empty());
+        assert_eq!(page.metadata.resource_version, "5");
+    }
 
     #[test]
     fn encodes_reserved_characters() {

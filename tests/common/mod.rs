@@ -94,6 +94,20 @@ impl Cluster {
         );
     }
 
+    /// Creates a namespace with a unique suffix, so a test can run twice on one cluster.
+    pub fn fresh_namespace(&self, prefix: &str) -> String {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let name = format!(
+            "{prefix}-{:x}",
+            (std::process::id() as u64) << 20 ^ u64::from(nanos >> 10)
+        );
+        self.namespace(&name);
+        name
+    }
+
     /// Creates a namespace (idempotent).
     pub fn namespace(&self, name: &str) {
         self.apply(&format!(

@@ -1,0 +1,258 @@
+//! I/O for `overlaps`: controllers with their selectors and pod templates (full
+//! objects: the selector lives in the spec), pods metadata-only (labels and
+//! ownerReferences are all that is needed).
+
+use std::collections::BTreeMap;
+
+use futures::future::join_all;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::analyze::overlap::{Controller, PodMeta};
+use crate::analyze::selector::{Labels, Selector};
+use crate::connect::list::{PAGE_SIZE, encode, list_all};
+use crate::connect::{Accept, Session};
+
+/// (group/version, plural, kind) of every kind whose selectors are compared.
+pub const KINDS: &[(&str, &str, &str)] = &[
+    ("apps/v1", "deployments", "Deployment"),
+    ("apps/v1", "replicasets", "ReplicaSet"),
+    ("apps/v1", "statefulsets", "StatefulSet"),
+    ("apps/v1", "daemonsets", "DaemonSet"),
+    ("v1", "replicationcontrollers", "ReplicationController"),
+    ("batch/v1", "jobs", "Job"),
+    ("policy/v1", "poddisruptionbudgets", "PodDisruptionBudget"),
+];
+
+pub struct Snapshot {
+    pub controllers: Vec<Controller>,
+    pub pods: Vec<PodMeta>,
+    /// Kinds (or pods) that could not be listed, with why.
+    pub skipped: Vec<String>,
+    /// Objects whose selector could not be understood.
+    pub invalid: Vec<String>,
+}
+
+fn collection(session: &Session, group_version: &str, plural: &str) -> String {
+    let root = if group_version.contains('/') {
+        format!("/apis/{group_version}")
+    } else {
+        format!("/api/{group_version}")
+    };
+    if session.all_namespaces {
+        format!("{root}/{plural}")
+    } else {
+        format!("{root}/namespaces/{}/{plural}", session.namespace)
+    }
+}
+
+#[derive(Deserialize)]
+struct Object {
+    metadata: Meta,
+    #[serde(default)]
+    spec: Value,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Meta {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: String,
+    #[serde(default)]
+    uid: String,
+    #[serde(default)]
+    labels: Labels,
+    #[serde(default)]
+    owner_references: Vec<OwnerRef>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OwnerRef {
+    kind: String,
+    name: String,
+    uid: String,
+    #[serde(default)]
+    controller: Option<bool>,
+}
+
+pub async fn snapshot(session: &Session, selector: Option<&str>) -> anyhow::Result<Snapshot> {
+    let query = selector
+        .map(|s| format!("labelSelector={}", encode(s)))
+        .unwrap_or_default();
+    let lists = KINDS.iter().map(|(gv, plural, kind)| {
+        let path = collection(session, gv, plural);
+        let query = query.clone();
+        async move {
+            (
+                *plural,
+                *kind,
+                list_all::<Object>(&session.conn, &path, &query, Accept::Json, PAGE_SIZE).await,
+            )
+        }
+    });
+    let pods_path = collection(session, "v1", "pods");
+    let (lists, pods) = futures::join!(
+        join_all(lists),
+        list_all::<Object>(
+            &session.conn,
+            &pods_path,
+            "",
+            Accept::MetadataList,
+            PAGE_SIZE
+        )
+    );
+    let mut snap = Snapshot {
+        controllers: Vec::new(),
+        pods: Vec::new(),
+        skipped: Vec::new(),
+        invalid: Vec::new(),
+    };
+    for (plural, kind, listed) in lists {
+        match listed {
+            Ok(listed) => {
+                for obj in listed.items {
+                    match controller(kind, obj) {
+                        Ok(c) => snap.controllers.push(c),
+                        Err(e) => snap.invalid.push(e),
+                    }
+                }
+            }
+            Err(e) if e.forbidden() => snap.skipped.push(format!("{plural}: forbidden")),
+            // The first error that is not about rights ends the command (exit 1).
+            Err(e) => return Err(e.into()),
+        }
+    }
+    match pods {
+        Ok(listed) => {
+            snap.pods = listed
+                .items
+                .into_iter()
+                .map(|p| PodMeta {
+                    controller: controller_ref(&p.metadata),
+                    namespace: p.metadata.namespace,
+                    name: p.metadata.name,
+                    labels: p.metadata.labels,
+                })
+                .collect()
+        }
+        Err(e) if e.forbidden() => snap
+            .skipped
+            .push("pods: forbidden (no live evidence)".into()),
+        Err(e) => return Err(e.into()),
+    }
+    Ok(snap)
+}
+
+fn controller_ref(meta: &Meta) -> Option<(String, String, String)> {
+    meta.owner_references
+        .iter()
+        .find(|r| r.controller == Some(true))
+        .map(|r| (r.kind.clone(), r.name.clone(), r.uid.clone()))
+}
+
+fn controller(kind: &str, obj: Object) -> Result<Controller, String> {
+    let meta = obj.metadata;
+    let id = format!("{kind} {}/{}", meta.namespace, meta.name);
+    let selector = match kind {
+        // A plain map; the API defaults an empty one to the template's labels.
+        "ReplicationController" => match obj.spec.get("selector") {
+            Some(Value::Object(_)) => Selector::from_map(&string_map(obj.spec.get("selector"))),
+            _ => Selector::nothing(),
+        },
+        _ => label_selector(obj.spec.get("selector")).map_err(|e| format!("{id}: {e}"))?,
+    };
+    let template_labels = match kind {
+        "PodDisruptionBudget" => None,
+        _ => Some(string_map(obj.spec.pointer("/template/metadata/labels"))),
+    };
+    Ok(Controller {
+        kind: kind.to_string(),
+        owner_uid: controller_ref(&meta).map(|(_, _, uid)| uid),
+        namespace: meta.namespace,
+        name: meta.name,
+        uid: meta.uid,
+        selector,
+        template_labels,
+    })
+}
+
+fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
+    v.and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A metav1.LabelSelector: null selects nothing, {} everything.
+pub fn label_selector(v: Option<&Value>) -> Result<Selector, String> {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return Ok(Selector::nothing());
+    };
+    let labels = v.get("matchLabels").map(|m| string_map(Some(m)));
+    let mut expressions = Vec::new();
+    for e in v
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let key = e
+            .get("key")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let op = e
+            .get("operator")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let values = e
+            .get("values")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        expressions.push((key, op, values));
+    }
+    Selector::from_parts(labels.as_ref(), &expressions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn label_selector_null_empty_and_full() {
+        assert_eq!(label_selector(None).unwrap(), Selector::nothing());
+        assert_eq!(
+            label_selector(Some(&Value::Null)).unwrap(),
+            Selector::nothing()
+        );
+        assert_eq!(
+            label_selector(Some(&json!({}))).unwrap(),
+            Selector::everything()
+        );
+        let s = label_selector(Some(&json!({
+            "matchLabels": {"app": "web"},
+            "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["db"]}]
+        })))
+        .unwrap();
+        assert_eq!(s.to_string(), "app=web,tier!=db");
+        assert!(
+            label_selector(Some(
+                &json!({"matchExpressions": [{"key": "a", "operator": "In"}]})
+            ))
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,208 @@
+//! `kubectl coord overlaps`: exact selector overlap between controllers, with proof.
+
+mod fetch;
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use crate::analyze::overlap::{self, Analysis, Options, Severity};
+use crate::cli::ConnectionArgs;
+use crate::connect::Session;
+use crate::error::{Outcome, usage};
+use crate::output::table::{Grid, Styled, Tone, styled};
+use crate::output::{Printer, SCHEMA_VERSION, out};
+
+const LONG_ABOUT: &str = "\
+Compare, within each namespace, every pair of controllers of the same kind (Deployment,
+ReplicaSet, StatefulSet, DaemonSet, ReplicationController, Job) and PodDisruptionBudgets with
+each other, and report the pairs whose selectors can select a common pod, with a witness label
+set both select. Parents and children (a Deployment and its ReplicaSets) and siblings under one
+controller are not compared.
+
+Severity:
+  error     a controller's pod template matches the other's selector (it will count or adopt
+            those pods), or pods selected by both exist now
+  warning   the selectors overlap logically, but no template or pod is affected yet
+
+Every pod matched by more than one PodDisruptionBudget is listed too: the eviction API
+refuses to evict such a pod, so drains hang.";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MinSeverity {
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Args)]
+#[command(long_about = LONG_ABOUT)]
+pub struct OverlapsArgs {
+    /// Only consider controllers matching this label selector
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
+    pub selector: Option<String>,
+    /// Also compare controllers of different kinds (a StatefulSet against a Deployment)
+    #[arg(long)]
+    pub cross_kind: bool,
+    /// Also list disjoint pairs with the key that separates them
+    #[arg(long)]
+    pub explain: bool,
+    /// Exit 3 when any finding at or above --min-severity exists, or a pod is under several PDBs
+    #[arg(long)]
+    pub exit_code: bool,
+    /// Lowest severity that --exit-code counts
+    #[arg(long, value_enum, default_value_t = MinSeverity::Warning)]
+    pub min_severity: MinSeverity,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OverlapReport<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    controllers: usize,
+    pods: usize,
+    #[serde(flatten)]
+    analysis: &'a Analysis,
+    skipped: &'a [String],
+    invalid: &'a [String],
+}
+
+pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &OverlapsArgs) -> Result<Outcome> {
+    if let Some(s) = &args.selector {
+        crate::analyze::selector::parse(s).map_err(|e| usage(format!("-l: {e}")))?;
+    }
+    let session = Session::open(conn).await?;
+    let snap = fetch::snapshot(&session, args.selector.as_deref()).await?;
+    let analysis = overlap::analyze(
+        &snap.controllers,
+        &snap.pods,
+        &Options {
+            cross_kind: args.cross_kind,
+            explain: args.explain,
+        },
+    );
+    if printer.is_machine() {
+        printer.machine(&OverlapReport {
+            api_version: SCHEMA_VERSION,
+            kind: "OverlapReport",
+            controllers: snap.controllers.len(),
+            pods: snap.pods.len(),
+            analysis: &analysis,
+            skipped: &snap.skipped,
+            invalid: &snap.invalid,
+        })?;
+    } else {
+        out(&render(
+            &analysis,
+            printer,
+            snap.controllers.len(),
+            snap.pods.len(),
+        ))?;
+    }
+    for note in &snap.skipped {
+        printer.warn(&format!("not listed: {note}; results may be incomplete"));
+    }
+    for note in &snap.invalid {
+        printer.warn(&format!("skipped, selector not understood: {note}"));
+    }
+    let floor = match args.min_severity {
+        MinSeverity::Warning => Severity::Warning,
+        MinSeverity::Error => Severity::Error,
+    };
+    let hit =
+        analysis.findings.iter().any(|f| f.severity >= floor) || !analysis.pdb_conflicts.is_empty();
+    Ok(if args.exit_code && hit {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
+}
+
+fn render(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -> String {
+    let mut grid = Grid::new(vec![
+        "NAMESPACE",
+        "KIND",
+        "A",
+        "B",
+        "SEVERITY",
+        "WITNESS",
+        "LIVE PODS",
+    ]);
+    for f in &a.findings {
+        let kind = if f.a.kind == f.b.kind {
+            f.a.kind.clone()
+        } else {
+            format!("{}/{}", f.a.kind, f.b.kind)
+        };
+        let witness: Vec<String> = f.witness.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let orphans = f
+            .shared_pods
+            .iter()
+            .filter(|p| p.owned_by == "none")
+            .count();
+        let live = match (f.shared_pods.len(), orphans) {
+            (0, _) => "0".to_string(),
+            (n, 0) => n.to_string(),
+            (n, o) => format!("{n} ({o} orphaned)"),
+        };
+        let sev: Styled = match f.severity {
+            Severity::Error => styled("error", Tone::Bad),
+            Severity::Warning => styled("warning", Tone::Warn),
+        };
+        grid.row(vec![
+            f.namespace.clone().into(),
+            kind.into(),
+            f.a.name.clone().into(),
+            f.b.name.clone().into(),
+            sev,
+            if witness.is_empty() {
+                "<any>".into()
+            } else {
+                witness.join(",").into()
+            },
+            live.into(),
+        ]);
+    }
+    let mut text = grid.render(printer.no_headers, printer.color);
+    let detail = printer.wide() || a.findings.len() <= 20;
+    if detail {
+        for f in a.findings.iter().filter(|f| !f.template_hazards.is_empty()) {
+            for h in &f.template_hazards {
+                text.push_str(&format!("  {}: {h}\n", f.namespace));
+            }
+        }
+    }
+    for c in &a.pdb_conflicts {
+        text.push_str(&format!(
+            "{}/{}: matched by {} PodDisruptionBudgets ({}): the eviction API will refuse to evict it\n",
+            c.namespace,
+            c.pod,
+            c.budgets.len(),
+            c.budgets.join(", ")
+        ));
+    }
+    for d in &a.disjoint {
+        let why = if d.separation.key.is_empty() {
+            d.separation.reason.clone()
+        } else {
+            format!("{}: {}", d.separation.key, d.separation.reason)
+        };
+        text.push_str(&format!(
+            "disjoint: {}/{} {} / {} {}: {why}\n",
+            d.namespace, d.a.kind, d.a.name, d.b.kind, d.b.name
+        ));
+    }
+    let errors = a
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    text.push_str(&format!(
+        "{} overlapping pairs ({errors} errors, {} warnings), {} pods under several PDBs; {controllers} controllers, {pods} pods, {} pairs decided\n",
+        a.findings.len(),
+        a.findings.len() - errors,
+        a.pdb_conflicts.len(),
+        a.pairs_compared
+    ));
+    text
+}
