@@ -34,6 +34,7 @@ done
 # A leader that is one of leader-app's pods, and one whose pod was deleted while
 # its lease is still fresh (the lock outlives the process that held it).
 until [[ $(kubectl -n coord-demo get pods -l app=leader-app -o name | wc -l) -ge 3 ]]; do sleep 0.5; done
+until [[ $(kubectl -n coord-demo get pods -l app=shop,track=stable -o name | wc -l) -ge 2 ]]; do sleep 0.5; done
 pod=$(kubectl -n coord-demo get pods -l app=leader-app -o jsonpath='{.items[0].metadata.name}')
 now=$(date -u +%Y-%m-%dT%H:%M:%S.000000Z)
 kubectl apply -f - >/dev/null <<YAML
@@ -59,6 +60,15 @@ say "kubectl coord leases -n coord-demo --exit-code; echo \$?"
 kubectl coord leases -n coord-demo --exit-code >/dev/null && echo 0 || echo $?
 say "kubectl coord leases -n coord-demo healthy-election -o yaml"
 kubectl coord leases -n coord-demo healthy-election -o yaml
+
+say "kubectl coord overlaps -n coord-demo"
+kubectl coord overlaps -n coord-demo
+say "kubectl coord overlaps -n coord-demo --explain -l tier=batch   # only a NotIn separates them"
+kubectl coord overlaps -n coord-demo --explain -l tier=batch
+say "kubectl coord overlaps -n coord-demo --cross-kind -l app=shop   # a StatefulSet against a Deployment"
+kubectl coord overlaps -n coord-demo --cross-kind -l app=shop
+say "kubectl coord overlaps -n coord-demo --exit-code --min-severity error; echo \$?"
+kubectl coord overlaps -n coord-demo --exit-code --min-severity error >/dev/null && echo 0 || echo $?
 
 leader=$(kubectl -n coord-demo get lease healthy-election -o 'jsonpath={.spec.holderIdentity}')
 say "kubectl coord leases -n coord-demo healthy-election --watch --watch-timeout 20s   # while the leader ($leader) is killed"

@@ -198,7 +198,7 @@ fn render(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -> S
         .filter(|f| f.severity == Severity::Error)
         .count();
     text.push_str(&format!(
-        "{} overlapping pairs ({errors} errors, {} warnings), {} pods under several PDBs; {controllers} controllers, {pods} pods, {} pairs decided\n",
+        "{} overlapping pairs ({errors} errors, {} warnings), {} pods under several PDBs; {controllers} controllers, {pods} pods, {} pair(s) decided\n",
         a.findings.len(),
         a.findings.len() - errors,
         a.pdb_conflicts.len(),
