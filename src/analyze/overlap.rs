@@ -57,6 +57,21 @@ pub struct SharedPod {
     pub owner: Option<ObjRef>,
 }
 
+/// How many shared pods a finding names; all are counted.
+pub const SHARED_SAMPLE: usize = 20;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SharedCounts {
+    pub total: usize,
+    /// Controlled by the pair's first controller (or its ReplicaSet).
+    pub a: usize,
+    pub b: usize,
+    /// Controlled by someone else.
+    pub other: usize,
+    /// Orphans: the first controller to notice adopts them.
+    pub none: usize,
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PairFinding {
@@ -70,6 +85,9 @@ pub struct PairFinding {
     pub witness: Labels,
     /// "a's template matches b's selector" and/or the reverse.
     pub template_hazards: Vec<String>,
+    /// Pods both select right now, by who controls them.
+    pub shared_pod_counts: SharedCounts,
+    /// The first [`SHARED_SAMPLE`] of them.
     pub shared_pods: Vec<SharedPod>,
 }
 
@@ -121,12 +139,7 @@ pub fn analyze(controllers: &[Controller], pods: &[PodMeta], opts: &Options) -> 
             .or_default()
             .push(i);
     }
-    let mut matched: HashMap<usize, Vec<usize>> = HashMap::new();
-    // A pod of a Deployment is controlled by its ReplicaSet: count it as the Deployment's.
-    let parent_of: HashMap<&str, &str> = controllers
-        .iter()
-        .filter_map(|c| Some((c.uid.as_str(), c.owner_uid.as_deref()?)))
-        .collect();
+    let mut overlapping = Vec::new();
     for members in groups.values() {
         let mut pairs = Vec::new();
         candidate_pairs(controllers, members, &mut BTreeSet::new(), &mut pairs);
@@ -137,19 +150,7 @@ pub fn analyze(controllers: &[Controller], pods: &[PodMeta], opts: &Options) -> 
             }
             analysis.pairs_compared += 1;
             match overlap(&a.selector, &b.selector) {
-                Ok(witness) => {
-                    let pa = matched
-                        .entry(i)
-                        .or_insert_with(|| pod_index.matching(a))
-                        .clone();
-                    let pb = matched
-                        .entry(j)
-                        .or_insert_with(|| pod_index.matching(b))
-                        .clone();
-                    analysis
-                        .findings
-                        .push(finding(a, b, witness, &pa, &pb, pods, &parent_of));
-                }
+                Ok(witness) => overlapping.push((i, j, witness)),
                 Err(separation) if opts.explain => analysis.disjoint.push(DisjointPair {
                     namespace: a.namespace.clone(),
                     a: obj(a),
@@ -159,6 +160,32 @@ pub fn analyze(controllers: &[Controller], pods: &[PodMeta], opts: &Options) -> 
                 Err(_) => {}
             }
         }
+    }
+    // Each involved controller's pods, computed once (sorted pod indices).
+    let mut matched: HashMap<usize, Vec<usize>> = HashMap::new();
+    for &(i, j, _) in &overlapping {
+        for k in [i, j] {
+            matched
+                .entry(k)
+                .or_insert_with(|| pod_index.matching(&controllers[k]));
+        }
+    }
+    // A pod of a Deployment is controlled by its ReplicaSet: count it as the Deployment's.
+    let parent_of: HashMap<&str, &str> = controllers
+        .iter()
+        .filter_map(|c| Some((c.uid.as_str(), c.owner_uid.as_deref()?)))
+        .collect();
+    for (i, j, witness) in overlapping {
+        let (a, b) = (&controllers[i], &controllers[j]);
+        analysis.findings.push(finding(
+            a,
+            b,
+            witness,
+            &matched[&i],
+            &matched[&j],
+            pods,
+            &parent_of,
+        ));
     }
     analysis.pdb_conflicts = pdb_conflicts(controllers, pods, &pod_index, &mut matched);
     analysis
@@ -211,32 +238,45 @@ fn finding(
             b.kind, b.name, a.kind, a.name
         ));
     }
-    let in_b: BTreeSet<usize> = pb.iter().copied().collect();
-    let shared_pods: Vec<SharedPod> = pa
-        .iter()
-        .filter(|p| in_b.contains(p))
-        .map(|&p| {
-            let pod = &pods[p];
-            let (owned_by, owner) = match &pod.controller {
-                None => ("none", None),
-                Some((_, _, uid)) if owns(a, uid) => ("a", None),
-                Some((_, _, uid)) if owns(b, uid) => ("b", None),
-                Some((kind, name, _)) => (
-                    "other",
-                    Some(ObjRef {
-                        kind: kind.clone(),
-                        name: name.clone(),
-                    }),
-                ),
-            };
-            SharedPod {
+    // Both lists are sorted: walk the shorter, binary-search the longer.
+    let (short, long) = if pa.len() <= pb.len() {
+        (pa, pb)
+    } else {
+        (pb, pa)
+    };
+    let mut counts = SharedCounts::default();
+    let mut shared_pods = Vec::new();
+    for &p in short.iter().filter(|p| long.binary_search(p).is_ok()) {
+        let pod = &pods[p];
+        let (owned_by, owner) = match &pod.controller {
+            None => ("none", None),
+            Some((_, _, uid)) if owns(a, uid) => ("a", None),
+            Some((_, _, uid)) if owns(b, uid) => ("b", None),
+            Some((kind, name, _)) => (
+                "other",
+                Some(ObjRef {
+                    kind: kind.clone(),
+                    name: name.clone(),
+                }),
+            ),
+        };
+        counts.total += 1;
+        *match owned_by {
+            "a" => &mut counts.a,
+            "b" => &mut counts.b,
+            "other" => &mut counts.other,
+            _ => &mut counts.none,
+        } += 1;
+        // Two broad selectors can share thousands of pods: count them all, name a few.
+        if shared_pods.len() < SHARED_SAMPLE {
+            shared_pods.push(SharedPod {
                 name: pod.name.clone(),
                 owned_by,
                 owner,
-            }
-        })
-        .collect();
-    let severity = if template_hazards.is_empty() && shared_pods.is_empty() {
+            });
+        }
+    }
+    let severity = if template_hazards.is_empty() && counts.total == 0 {
         Severity::Warning
     } else {
         Severity::Error
@@ -250,6 +290,7 @@ fn finding(
         selector_b: b.selector.to_string(),
         witness,
         template_hazards,
+        shared_pod_counts: counts,
         shared_pods,
     }
 }

@@ -135,12 +135,7 @@ fn render(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -> S
             format!("{}/{}", f.a.kind, f.b.kind)
         };
         let witness: Vec<String> = f.witness.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let orphans = f
-            .shared_pods
-            .iter()
-            .filter(|p| p.owned_by == "none")
-            .count();
-        let live = match (f.shared_pods.len(), orphans) {
+        let live = match (f.shared_pod_counts.total, f.shared_pod_counts.none) {
             (0, _) => "0".to_string(),
             (n, 0) => n.to_string(),
             (n, o) => format!("{n} ({o} orphaned)"),
