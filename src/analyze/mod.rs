@@ -1,5 +1,6 @@
 //! Pure analysis over snapshots: no I/O, no printing.
 
+pub mod fieldsv1;
 pub mod lease;
 pub mod lease_report;
 pub mod lease_watch;

@@ -1,0 +1,389 @@
+//! The FieldsV1 format of managedFields, decoded into readable field paths.
+//! Pure and total: malformed input is an error value, never a panic.
+//!
+//! A FieldsV1 value is a trie of JSON objects whose keys are `f:<field>`,
+//! `k:<json object>` (a list item by its key fields), `v:<json value>` (a set
+//! item), `i:<index>` (a list position), and `.` (the node itself is owned,
+//! besides children). An empty object is an owned leaf.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+/// Nesting deeper than this is refused rather than followed (hostile input).
+pub const MAX_DEPTH: usize = 64;
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Element {
+    Field(String),
+    /// Associative list item by its key fields, e.g. containers by name.
+    Key(Vec<(String, String)>),
+    /// Set item (e.g. a finalizer), as its JSON text.
+    Value(String),
+    Index(u64),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct FieldPath(pub Vec<Element>);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// Where in the trie, as far as it was understood.
+    pub at: String,
+    pub problem: String,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.at.is_empty() { "." } else { &self.at };
+        write!(f, "fieldsV1 at {at}: {}", self.problem)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Every owned path (leaves and `.`-marked nodes), sorted.
+pub fn decode(fields: &Value) -> Result<Vec<FieldPath>, DecodeError> {
+    let mut out = Vec::new();
+    let root = fields
+        .as_object()
+        .ok_or_else(|| err(&FieldPath::default(), "the top level is not an object"))?;
+    walk(root, &mut FieldPath::default(), &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
+fn err(path: &FieldPath, problem: impl Into<String>) -> DecodeError {
+    DecodeError {
+        at: path.to_string(),
+        problem: problem.into(),
+    }
+}
+
+fn walk(
+    node: &Map<String, Value>,
+    path: &mut FieldPath,
+    out: &mut Vec<FieldPath>,
+) -> Result<(), DecodeError> {
+    if path.0.len() > MAX_DEPTH {
+        return Err(err(path, format!("nested deeper than {MAX_DEPTH}")));
+    }
+    for (key, child) in node {
+        if key == "." {
+            if !child.as_object().is_some_and(Map::is_empty) {
+                return Err(err(path, "the \".\" marker must hold {}"));
+            }
+            out.push(path.clone());
+            continue;
+        }
+        let element = parse_element(key).map_err(|problem| err(path, problem))?;
+        let child = child
+            .as_object()
+            .ok_or_else(|| err(path, format!("{key:?} does not hold an object")))?;
+        path.0.push(element);
+        if child.is_empty() {
+            out.push(path.clone());
+        } else {
+            walk(child, path, out)?;
+        }
+        path.0.pop();
+    }
+    Ok(())
+}
+
+fn parse_element(key: &str) -> Result<Element, String> {
+    let (prefix, rest) = key
+        .split_once(':')
+        .ok_or_else(|| format!("{key:?} has no f:, k:, v: or i: prefix"))?;
+    match prefix {
+        "f" => Ok(Element::Field(rest.to_string())),
+        "i" => rest
+            .parse::<u64>()
+            .map(Element::Index)
+            .map_err(|_| format!("{key:?}: not a list index")),
+        "v" => {
+            let value: Value =
+                serde_json::from_str(rest).map_err(|e| format!("{key:?}: not JSON ({e})"))?;
+            Ok(Element::Value(value.to_string()))
+        }
+        "k" => {
+            let value: Value =
+                serde_json::from_str(rest).map_err(|e| format!("{key:?}: not JSON ({e})"))?;
+            let object = value
+                .as_object()
+                .ok_or_else(|| format!("{key:?}: a list key must be a JSON object"))?;
+            if object.is_empty() {
+                return Err(format!("{key:?}: a list key needs at least one field"));
+            }
+            let fields: BTreeMap<String, String> = object
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_string()))
+                .collect();
+            Ok(Element::Key(fields.into_iter().collect()))
+        }
+        other => Err(format!("{key:?}: unknown prefix {other:?}")),
+    }
+}
+
+/// Builds the FieldsV1 trie for a set of owned paths (the inverse of [`decode`]).
+pub fn encode(paths: &[FieldPath]) -> Value {
+    let mut root = Map::new();
+    for path in paths {
+        let mut node = &mut root;
+        for element in &path.0 {
+            node = node
+                .entry(element_key(element))
+                .or_insert_with(|| Value::Object(Map::new()))
+                .as_object_mut()
+                .expect("encode only inserts objects");
+        }
+        if !node.is_empty() || path.0.is_empty() {
+            node.insert(".".into(), Value::Object(Map::new()));
+        }
+    }
+    // A node first inserted as a leaf and later given children needs its "." marker.
+    mark_owned_parents(&mut root, paths, &mut Vec::new());
+    Value::Object(root)
+}
+
+fn mark_owned_parents(
+    node: &mut Map<String, Value>,
+    owned: &[FieldPath],
+    prefix: &mut Vec<Element>,
+) {
+    let keys: Vec<String> = node.keys().filter(|k| *k != ".").cloned().collect();
+    for key in keys {
+        let Ok(element) = parse_element(&key) else {
+            continue;
+        };
+        prefix.push(element);
+        if let Some(Value::Object(child)) = node.get_mut(&key) {
+            if !child.is_empty() && owned.iter().any(|p| p.0 == *prefix) {
+                child.insert(".".into(), Value::Object(Map::new()));
+            }
+            mark_owned_parents(child, owned, prefix);
+        }
+        prefix.pop();
+    }
+}
+
+fn element_key(e: &Element) -> String {
+    match e {
+        Element::Field(name) => format!("f:{name}"),
+        Element::Index(i) => format!("i:{i}"),
+        Element::Value(json) => format!("v:{json}"),
+        Element::Key(fields) => {
+            let object: Map<String, Value> = fields
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        serde_json::from_str(v).unwrap_or(Value::String(v.clone())),
+                    )
+                })
+                .collect();
+            format!("k:{}", Value::Object(object))
+        }
+    }
+}
+
+impl fmt::Display for FieldPath {
+    /// `.spec.template.spec.containers[name=web].image`, `.spec.ports[port=80,protocol=TCP]`,
+    /// `.metadata.finalizers[="x"]`, `.metadata.labels["app.kubernetes.io/name"]`, `.args[2]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for e in &self.0 {
+            match e {
+                Element::Field(name) if is_plain(name) => write!(f, ".{name}")?,
+                Element::Field(name) => write!(f, "[{}]", Value::String(name.clone()))?,
+                Element::Index(i) => write!(f, "[{i}]")?,
+                Element::Value(json) => write!(f, "[={json}]")?,
+                Element::Key(fields) => {
+                    let parts: Vec<String> = fields
+                        .iter()
+                        .map(|(k, v)| match serde_json::from_str::<Value>(v) {
+                            Ok(Value::String(s)) if is_plain(&s) => format!("{k}={s}"),
+                            _ => format!("{k}={v}"),
+                        })
+                        .collect();
+                    write!(f, "[{}]", parts.join(","))?
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is_plain(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+impl FieldPath {
+    /// Whether `self` lies at or below `prefix`.
+    pub fn starts_with(&self, prefix: &FieldPath) -> bool {
+        self.0.starts_with(&prefix.0)
+    }
+
+    /// Looks the path up in a live object: fields by name, list items by their key
+    /// fields, set items by value, indices by position.
+    pub fn lookup<'a>(&self, object: &'a Value) -> Option<&'a Value> {
+        let mut here = object;
+        for e in &self.0 {
+            here = match e {
+                Element::Field(name) => here.get(name)?,
+                Element::Index(i) => here.get(usize::try_from(*i).ok()?)?,
+                Element::Value(json) => {
+                    let want: Value = serde_json::from_str(json).ok()?;
+                    here.as_array()?.iter().find(|item| **item == want)?
+                }
+                Element::Key(fields) => here.as_array()?.iter().find(|item| {
+                    fields.iter().all(|(k, v)| {
+                        item.get(k).is_some_and(|have| {
+                            serde_json::from_str::<Value>(v).is_ok_and(|want| *have == want)
+                        })
+                    })
+                })?,
+            };
+        }
+        Some(here)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn paths(v: Value) -> Vec<String> {
+        decode(&v).unwrap().iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn golden_deployment_apply() {
+        let fields = json!({
+            "f:metadata": {"f:labels": {".": {}, "f:app": {}, "f:app.kubernetes.io/name": {}}, "f:finalizers": {"v:\"coord.example/x\"": {}}},
+            "f:spec": {
+                "f:replicas": {},
+                "f:template": {"f:spec": {"f:containers": {
+                    "k:{\"name\":\"web\"}": {".": {}, "f:image": {}, "f:name": {},
+                        "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}}},
+                        "f:args": {"i:2": {}}}
+                }}}
+            }
+        });
+        assert_eq!(
+            paths(fields),
+            vec![
+                ".metadata.finalizers[=\"coord.example/x\"]",
+                ".metadata.labels",
+                ".metadata.labels.app",
+                ".metadata.labels[\"app.kubernetes.io/name\"]",
+                ".spec.replicas",
+                ".spec.template.spec.containers[name=web]",
+                ".spec.template.spec.containers[name=web].args[2]",
+                ".spec.template.spec.containers[name=web].image",
+                ".spec.template.spec.containers[name=web].name",
+                ".spec.template.spec.containers[name=web].ports[containerPort=80,protocol=TCP]",
+                ".spec.template.spec.containers[name=web].ports[containerPort=80,protocol=TCP].containerPort",
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_input_is_an_error() {
+        for (bad, want) in [
+            (json!([]), "the top level is not an object"),
+            (json!({"x:y": {}}), "unknown prefix"),
+            (json!({"spec": {}}), "has no f:, k:, v: or i: prefix"),
+            (json!({"f:spec": 3}), "does not hold an object"),
+            (
+                json!({"f:a": {"k:[1]": {}}}),
+                "a list key must be a JSON object",
+            ),
+            (json!({"f:a": {"k:{}": {}}}), "needs at least one field"),
+            (json!({"f:a": {"k:{bad": {}}}), "not JSON"),
+            (json!({"f:a": {"i:-1": {}}}), "not a list index"),
+            (json!({"f:a": {".": {"f:b": {}}}}), "must hold {}"),
+        ] {
+            let e = decode(&bad).unwrap_err();
+            assert!(e.to_string().contains(want), "{bad}: {e}");
+        }
+        let mut deep = json!({});
+        for _ in 0..(MAX_DEPTH + 2) {
+            deep = json!({"f:a": deep});
+        }
+        assert!(decode(&deep).unwrap_err().problem.contains("deeper"));
+    }
+
+    #[test]
+    fn lookup_maps_paths_to_live_values() {
+        let object = json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "side", "image": "busybox"},
+            {"name": "web", "image": "nginx:1.27", "ports": [{"containerPort": 80, "protocol": "TCP"}], "args": ["a", "b", "c"]}
+        ]}}}, "metadata": {"finalizers": ["coord.example/x"]}});
+        let fields = json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"web\"}": {
+            "f:image": {}, "f:args": {"i:2": {}}, "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {"f:protocol": {}}}}}}}},
+            "f:metadata": {"f:finalizers": {"v:\"coord.example/x\"": {}}}});
+        let got: Vec<(String, Value)> = decode(&fields)
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p.to_string(),
+                    p.lookup(&object).cloned().unwrap_or(Value::Null),
+                )
+            })
+            .collect();
+        assert!(
+            got.contains(&(
+                ".spec.template.spec.containers[name=web].image".into(),
+                json!("nginx:1.27")
+            )),
+            "{got:?}"
+        );
+        assert!(got.contains(&(
+            ".spec.template.spec.containers[name=web].args[2]".into(),
+            json!("c")
+        )));
+        assert!(got.contains(&(".spec.template.spec.containers[name=web].ports[containerPort=80,protocol=TCP].protocol".into(), json!("TCP"))));
+        assert!(got.contains(&(
+            ".metadata.finalizers[=\"coord.example/x\"]".into(),
+            json!("coord.example/x")
+        )));
+    }
+
+    fn element() -> impl Strategy<Value = Element> {
+        let name = "[a-z][a-zA-Z0-9.]{0,6}";
+        prop_oneof![
+            name.prop_map(Element::Field),
+            (0u64..5).prop_map(Element::Index),
+            name.prop_map(|v| Element::Value(Value::String(v).to_string())),
+            (name, 0i64..100).prop_map(|(n, p)| Element::Key(vec![
+                ("name".into(), Value::String(n).to_string()),
+                ("port".into(), p.to_string())
+            ])),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn encode_then_decode_round_trips(ps in proptest::collection::btree_set(proptest::collection::vec(element(), 1..5).prop_map(FieldPath), 0..12)) {
+            let ps: Vec<FieldPath> = ps.into_iter().collect();
+            let trie = encode(&ps);
+            let back = decode(&trie).unwrap();
+            prop_assert_eq!(back, ps.clone());
+            // And the trie itself is stable.
+            prop_assert_eq!(encode(&decode(&trie).unwrap()), trie);
+        }
+
+        #[test]
+        fn decoder_is_total_on_arbitrary_json(text in "[{}\":fkvi.0-9a-z,\\[\\]]{0,60}") {
+            if let Ok(v) = serde_json::from_str::<Value>(&text) {
+                let _ = decode(&v);
+            }
+        }
+    }
+}
