@@ -10,22 +10,12 @@ use kubectl_coord::analyze::overlap::{Controller, Options, PodMeta, analyze};
 use kubectl_coord::analyze::selector::parse;
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let controllers = args.first().copied().unwrap_or(5000);
     let pods = args.get(1).copied().unwrap_or(50_000);
     let (cs, ps) = generate(controllers, pods);
     let start = Instant::now();
-    let result = analyze(
-        &cs,
-        &ps,
-        &Options {
-            cross_kind: false,
-            explain: false,
-        },
-    );
+    let result = analyze(&cs, &ps, &Options { cross_kind: false, explain: false });
     let took = start.elapsed();
     println!(
         "controllers={} pods={} analyze_ms={:.1} pairs_decided={} findings={} pdb_conflicts={}",
@@ -50,11 +40,8 @@ fn generate(controllers: usize, pods: usize) -> (Vec<Controller>, Vec<PodMeta>) 
         } else {
             format!("app=svc-{i},tier={tier}")
         };
-        let labels: BTreeMap<String, String> = [
-            ("app".to_string(), format!("svc-{i}")),
-            ("tier".to_string(), tier.to_string()),
-        ]
-        .into();
+        let labels: BTreeMap<String, String> =
+            [("app".to_string(), format!("svc-{i}")), ("tier".to_string(), tier.to_string())].into();
         cs.push(Controller {
             kind: "Deployment".into(),
             namespace: "bench".into(),
@@ -89,11 +76,7 @@ fn generate(controllers: usize, pods: usize) -> (Vec<Controller>, Vec<PodMeta>) 
                 ("pod-template-hash".to_string(), format!("h{i}")),
             ]
             .into(),
-            controller: Some((
-                "ReplicaSet".into(),
-                format!("svc-{i}-h{i}"),
-                format!("rs-{i}"),
-            )),
+            controller: Some(("ReplicaSet".into(), format!("svc-{i}-h{i}"), format!("rs-{i}"))),
         });
     }
     (cs, ps)

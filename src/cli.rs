@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::{
-    completion::CompletionArgs, leases::LeasesArgs, overlaps::OverlapsArgs, version::VersionArgs,
+    completion::CompletionArgs, fields::FieldsArgs, leases::LeasesArgs, overlaps::OverlapsArgs, version::VersionArgs,
 };
 
 pub const EXIT_CODES_HELP: &str = "\
@@ -43,6 +43,8 @@ pub enum Command {
     Leases(LeasesArgs),
     /// Controllers whose label selectors overlap, with a witness and the pods both select
     Overlaps(OverlapsArgs),
+    /// Which field managers own which fields of an object, and where they contend
+    Fields(FieldsArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completion(CompletionArgs),
 }
@@ -130,18 +132,9 @@ pub struct OutputArgs {
 /// clap's usage error on one line: its first line plus a pointer to --help.
 pub fn one_line_usage_error(e: &clap::Error) -> String {
     let rendered = e.render().to_string();
-    let first = rendered
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("error: bad usage");
-    let first = if first.starts_with("error:") {
-        first.to_string()
-    } else {
-        format!("error: {first}")
-    };
-    let hint = rendered
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("tip: ").map(|t| format!("; {t}")))
-        .unwrap_or_default();
+    let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or("error: bad usage");
+    let first = if first.starts_with("error:") { first.to_string() } else { format!("error: {first}") };
+    let hint =
+        rendered.lines().find_map(|l| l.trim().strip_prefix("tip: ").map(|t| format!("; {t}"))).unwrap_or_default();
     format!("{first}{hint} (see 'kubectl coord --help')")
 }

@@ -46,14 +46,7 @@ impl Outcome {
 }
 
 pub fn exit_code_for(err: &anyhow::Error) -> i32 {
-    if err
-        .chain()
-        .any(|e| e.downcast_ref::<UsageError>().is_some())
-    {
-        EXIT_USAGE
-    } else {
-        EXIT_CLUSTER
-    }
+    if err.chain().any(|e| e.downcast_ref::<UsageError>().is_some()) { EXIT_USAGE } else { EXIT_CLUSTER }
 }
 
 /// The whole chain on one line, without repeating a cause that the outer message
@@ -81,25 +74,15 @@ mod tests {
 
     #[test]
     fn usage_anywhere_in_chain_is_exit_2() {
-        let err = Err::<(), _>(usage("bad flag"))
-            .context("while parsing")
-            .unwrap_err();
+        let err = Err::<(), _>(usage("bad flag")).context("while parsing").unwrap_err();
         assert_eq!(exit_code_for(&err), EXIT_USAGE);
-        assert_eq!(
-            exit_code_for(&anyhow::anyhow!("connection refused")),
-            EXIT_CLUSTER
-        );
+        assert_eq!(exit_code_for(&anyhow::anyhow!("connection refused")), EXIT_CLUSTER);
     }
 
     #[test]
     fn one_line_drops_repeated_causes_and_newlines() {
         let inner = anyhow::anyhow!("connection refused");
-        let err = inner
-            .context("GET https://x: connection refused")
-            .context("cannot reach\nserver");
-        assert_eq!(
-            one_line(&err),
-            "cannot reach server: GET https://x: connection refused"
-        );
+        let err = inner.context("GET https://x: connection refused").context("cannot reach\nserver");
+        assert_eq!(one_line(&err), "cannot reach server: GET https://x: connection refused");
     }
 }

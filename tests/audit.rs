@@ -7,11 +7,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-const QUESTIONS: &[&str] = &[
-    "selfsubjectreviews",
-    "selfsubjectaccessreviews",
-    "selfsubjectrulesreviews",
-];
+const QUESTIONS: &[&str] = &["selfsubjectreviews", "selfsubjectaccessreviews", "selfsubjectrulesreviews"];
 
 #[test]
 fn the_plugin_never_wrote_to_the_cluster() {
@@ -31,34 +27,15 @@ fn the_plugin_never_wrote_to_the_cluster() {
         let verb = event["verb"].as_str().unwrap_or_default().to_string();
         let resource = event["objectRef"]["resource"].as_str().unwrap_or_default();
         *verbs.entry(verb.clone()).or_default() += 1;
-        *users
-            .entry(
-                event["user"]["username"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            )
-            .or_default() += 1;
+        *users.entry(event["user"]["username"].as_str().unwrap_or_default().to_string()).or_default() += 1;
         let read = matches!(verb.as_str(), "get" | "list" | "watch");
         let question = verb == "create" && QUESTIONS.contains(&resource);
         if !read && !question {
-            writes.push(format!(
-                "{verb} {}",
-                event["requestURI"].as_str().unwrap_or_default()
-            ));
+            writes.push(format!("{verb} {}", event["requestURI"].as_str().unwrap_or_default()));
         }
     }
     eprintln!("kubectl-coord requests audited, by verb: {verbs:?}; by user: {users:?}");
-    assert!(
-        verbs.values().sum::<usize>() >= 10,
-        "too few kubectl-coord requests audited: {verbs:?}"
-    );
-    assert!(
-        users.len() >= 3,
-        "expected requests from several identities, got {users:?}"
-    );
-    assert!(
-        writes.is_empty(),
-        "kubectl-coord wrote to the cluster: {writes:#?}"
-    );
+    assert!(verbs.values().sum::<usize>() >= 10, "too few kubectl-coord requests audited: {verbs:?}");
+    assert!(users.len() >= 3, "expected requests from several identities, got {users:?}");
+    assert!(writes.is_empty(), "kubectl-coord wrote to the cluster: {writes:#?}");
 }

@@ -17,31 +17,11 @@ fn decodes_what_the_server_records() {
     );
     let path = c.dir.join(format!("{ns}.yaml"));
     std::fs::write(&path, manifest).unwrap();
-    c.kubectl(&[
-        "apply",
-        "--server-side",
-        "--field-manager=gitops",
-        "-f",
-        path.to_str().unwrap(),
-    ])
-    .ok();
-    c.kubectl(&["-n", ns, "scale", "deployment", "web", "--replicas=3"])
-        .ok();
+    c.kubectl(&["apply", "--server-side", "--field-manager=gitops", "-f", path.to_str().unwrap()]).ok();
+    c.kubectl(&["-n", ns, "scale", "deployment", "web", "--replicas=3"]).ok();
     let deadline = Instant::now() + Duration::from_secs(60);
     let object = loop {
-        let o = c
-            .kubectl(&[
-                "-n",
-                ns,
-                "get",
-                "deployment",
-                "web",
-                "-o",
-                "json",
-                "--show-managed-fields",
-            ])
-            .ok()
-            .json();
+        let o = c.kubectl(&["-n", ns, "get", "deployment", "web", "-o", "json", "--show-managed-fields"]).ok().json();
         let managers: Vec<String> = o["metadata"]["managedFields"]
             .as_array()
             .unwrap()
@@ -51,25 +31,16 @@ fn decodes_what_the_server_records() {
         if managers.iter().any(|m| m == "kube-controller-manager") {
             break o;
         }
-        assert!(
-            Instant::now() < deadline,
-            "the Deployment controller never wrote status: {managers:?}"
-        );
+        assert!(Instant::now() < deadline, "the Deployment controller never wrote status: {managers:?}");
         std::thread::sleep(Duration::from_millis(300));
     };
     let entries = object["metadata"]["managedFields"].as_array().unwrap();
     let owned = |manager: &str, subresource: &str| -> Vec<String> {
         let e = entries
             .iter()
-            .find(|e| {
-                e["manager"] == manager && e["subresource"].as_str().unwrap_or("") == subresource
-            })
+            .find(|e| e["manager"] == manager && e["subresource"].as_str().unwrap_or("") == subresource)
             .unwrap_or_else(|| panic!("no {manager}/{subresource} entry in {entries:#?}"));
-        decode(&e["fieldsV1"])
-            .unwrap()
-            .iter()
-            .map(|p| p.to_string())
-            .collect()
+        decode(&e["fieldsV1"]).unwrap().iter().map(|p| p.to_string()).collect()
     };
     let gitops = owned("gitops", "");
     for want in [
@@ -78,35 +49,19 @@ fn decodes_what_the_server_records() {
         ".metadata.labels[\"app.kubernetes.io/name\"]",
         ".spec.selector",
     ] {
-        assert!(
-            gitops.contains(&want.to_string()),
-            "{want} not in {gitops:#?}"
-        );
+        assert!(gitops.contains(&want.to_string()), "{want} not in {gitops:#?}");
     }
     // kubectl scale goes through the scale subresource and takes spec.replicas away from gitops.
     let scale = owned("kubectl", "scale");
     assert_eq!(scale, vec![".spec.replicas"]);
     assert!(!gitops.contains(&".spec.replicas".to_string()));
     let status = owned("kube-controller-manager", "status");
-    assert!(
-        status
-            .iter()
-            .all(|p| p.starts_with(".status") || p.starts_with(".metadata.annotations")),
-        "{status:#?}"
-    );
-    assert!(
-        status
-            .iter()
-            .any(|p| p.starts_with(".status.conditions[type=")),
-        "{status:#?}"
-    );
+    assert!(status.iter().all(|p| p.starts_with(".status") || p.starts_with(".metadata.annotations")), "{status:#?}");
+    assert!(status.iter().any(|p| p.starts_with(".status.conditions[type=")), "{status:#?}");
     // Every path of every entry maps back to a live value.
     for e in entries {
         for p in decode(&e["fieldsV1"]).unwrap() {
-            assert!(
-                p.lookup(&object).is_some_and(|v| !v.is_null()),
-                "{p} has no live value"
-            );
+            assert!(p.lookup(&object).is_some_and(|v| !v.is_null()), "{p} has no live value");
         }
     }
 }

@@ -25,9 +25,7 @@ fn lease<'a>(report: &'a Value, ns: &str, name: &str) -> &'a Value {
 #[test]
 fn control_plane_and_apiserver_identity_leases() {
     let c = cluster();
-    let run = c
-        .coord("viewer", &["leases", "-n", "kube-system", "-o", "json"])
-        .ok();
+    let run = c.coord("viewer", &["leases", "-n", "kube-system", "-o", "json"]).ok();
     let report = run.json();
     assert_eq!(report["kind"], "LeaseReport");
     assert_eq!(report["clock"], "server");
@@ -37,73 +35,30 @@ fn control_plane_and_apiserver_identity_leases() {
         assert_eq!(l["state"], "fresh", "{l:#}");
         assert_eq!(l["leaseDurationSeconds"], 15);
         let holder = l["holder"].as_str().unwrap();
-        assert!(
-            holder
-                .rsplit_once('_')
-                .is_some_and(|(_, uuid)| uuid.len() == 36),
-            "{holder}"
-        );
+        assert!(holder.rsplit_once('_').is_some_and(|(_, uuid)| uuid.len() == 36), "{holder}");
         // The live value agrees with kubectl.
-        let live = c
-            .kubectl(&[
-                "-n",
-                "kube-system",
-                "get",
-                "lease",
-                name,
-                "-o",
-                "jsonpath={.spec.holderIdentity}",
-            ])
-            .ok();
+        let live =
+            c.kubectl(&["-n", "kube-system", "get", "lease", name, "-o", "jsonpath={.spec.holderIdentity}"]).ok();
         assert_eq!(live.stdout, holder);
     }
-    let identity: Vec<&Value> = report["leases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|l| l["class"] == "apiserver-identity")
-        .collect();
+    let identity: Vec<&Value> =
+        report["leases"].as_array().unwrap().iter().filter(|l| l["class"] == "apiserver-identity").collect();
     assert_eq!(identity.len(), 1, "{report:#}");
-    assert!(
-        identity[0]["name"]
-            .as_str()
-            .unwrap()
-            .starts_with("apiserver-")
-    );
+    assert!(identity[0]["name"].as_str().unwrap().starts_with("apiserver-"));
     assert_eq!(identity[0]["leaseDurationSeconds"], 3600);
 
     let table = c.coord("viewer", &["leases", "-n", "kube-system"]).ok();
     let header = table.stdout.lines().next().unwrap();
-    for col in [
-        "NAME",
-        "CLASS",
-        "HOLDER",
-        "RENEWED",
-        "DURATION",
-        "STATE",
-        "TRANSITIONS",
-        "ACQUIRED",
-    ] {
+    for col in ["NAME", "CLASS", "HOLDER", "RENEWED", "DURATION", "STATE", "TRANSITIONS", "ACQUIRED"] {
         assert!(header.contains(col), "{header}");
     }
     assert!(!header.contains("NAMESPACE"));
-    let kcm = table
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("kube-controller-manager "))
-        .unwrap();
-    assert!(
-        kcm.contains("control-plane") && kcm.contains("fresh") && kcm.contains("15s"),
-        "{kcm}"
-    );
-    let wide = c
-        .coord("viewer", &["leases", "-A", "-o", "wide", "--no-headers"])
-        .ok();
+    let kcm = table.stdout.lines().find(|l| l.starts_with("kube-controller-manager ")).unwrap();
+    assert!(kcm.contains("control-plane") && kcm.contains("fresh") && kcm.contains("15s"), "{kcm}");
+    let wide = c.coord("viewer", &["leases", "-A", "-o", "wide", "--no-headers"]).ok();
     assert!(!wide.stdout.contains("NAMESPACE"));
     assert!(
-        wide.stdout
-            .lines()
-            .any(|l| l.starts_with("kube-system ") && l.contains("kube-scheduler")),
+        wide.stdout.lines().any(|l| l.starts_with("kube-system ") && l.contains("kube-scheduler")),
         "{}",
         wide.stdout
     );
@@ -112,27 +67,13 @@ fn control_plane_and_apiserver_identity_leases() {
 fn wait_for_pods(c: &Cluster, ns: &str, selector: &str, n: usize) -> Vec<String> {
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
-        let out = c
-            .kubectl(&[
-                "-n",
-                ns,
-                "get",
-                "pods",
-                "-l",
-                selector,
-                "-o",
-                "jsonpath={.items[*].metadata.name}",
-            ])
-            .ok();
+        let out =
+            c.kubectl(&["-n", ns, "get", "pods", "-l", selector, "-o", "jsonpath={.items[*].metadata.name}"]).ok();
         let names: Vec<String> = out.stdout.split_whitespace().map(str::to_string).collect();
         if names.len() >= n {
             return names;
         }
-        assert!(
-            Instant::now() < deadline,
-            "the Deployment controller made {} of {n} pods",
-            names.len()
-        );
+        assert!(Instant::now() < deadline, "the Deployment controller made {} of {n} pods", names.len());
         std::thread::sleep(Duration::from_millis(300));
     }
 }
@@ -147,27 +88,10 @@ fn holder_resolves_to_pod_and_deployment_and_missing_pods_are_flagged() {
     ));
     // Pods made by the real Deployment and ReplicaSet controllers (Pending: no nodes).
     let pods = wait_for_pods(&c, ns, "app=elect-app", 3);
-    c.apply(&lease_yaml(
-        ns,
-        "elect-app-lock",
-        &format!("{}_{UUID}", pods[0]),
-        3600,
-        Some(0),
-        2,
-    ));
-    c.apply(&lease_yaml(
-        ns,
-        "ghost-lock",
-        &format!("ghost-pod-0_{UUID}"),
-        3600,
-        Some(0),
-        0,
-    ));
+    c.apply(&lease_yaml(ns, "elect-app-lock", &format!("{}_{UUID}", pods[0]), 3600, Some(0), 2));
+    c.apply(&lease_yaml(ns, "ghost-lock", &format!("ghost-pod-0_{UUID}"), 3600, Some(0), 0));
 
-    let report = c
-        .coord("viewer", &["leases", "-n", ns, "-o", "json"])
-        .ok()
-        .json();
+    let report = c.coord("viewer", &["leases", "-n", ns, "-o", "json"]).ok().json();
     let l = lease(&report, ns, "elect-app-lock");
     assert_eq!(l["class"], "leader-election");
     assert_eq!(l["state"], "fresh");
@@ -191,35 +115,12 @@ fn holder_resolves_to_pod_and_deployment_and_missing_pods_are_flagged() {
     assert_eq!(findings[0]["name"], "ghost-lock");
 
     let table = c.coord("viewer", &["leases", "-n", ns, "-o", "wide"]).ok();
-    assert!(
-        table
-            .stdout
-            .contains("deployment/elect-app: 1/3 replicas lead"),
-        "{}",
-        table.stdout
-    );
-    assert!(
-        table.stdout.contains(&format!("{} (Pending)", pods[0])),
-        "{}",
-        table.stdout
-    );
-    assert!(
-        table.stdout.contains("ghost-pod-0 (gone)"),
-        "{}",
-        table.stdout
-    );
-    assert!(
-        table.stdout.contains("ghost-lock: holder-pod-missing"),
-        "{}",
-        table.stdout
-    );
-    c.coord("viewer", &["leases", "-n", ns, "--exit-code"])
-        .code(3);
-    c.coord(
-        "viewer",
-        &["leases", "-n", ns, "elect-app-lock", "--exit-code"],
-    )
-    .code(0);
+    assert!(table.stdout.contains("deployment/elect-app: 1/3 replicas lead"), "{}", table.stdout);
+    assert!(table.stdout.contains(&format!("{} (Pending)", pods[0])), "{}", table.stdout);
+    assert!(table.stdout.contains("ghost-pod-0 (gone)"), "{}", table.stdout);
+    assert!(table.stdout.contains("ghost-lock: holder-pod-missing"), "{}", table.stdout);
+    c.coord("viewer", &["leases", "-n", ns, "--exit-code"]).code(3);
+    c.coord("viewer", &["leases", "-n", ns, "elect-app-lock", "--exit-code"]).code(0);
 }
 
 #[test]
@@ -238,15 +139,8 @@ fn every_state_and_the_exit_code() {
         c.apply(&lease_yaml(ns, name, &holder, duration, offset, 1));
     }
     let report = c.coord("viewer", &["leases", "-n", ns, "-o", "yaml"]).ok();
-    assert!(
-        report.stdout.contains("kind: LeaseReport"),
-        "{}",
-        report.stdout
-    );
-    let report = c
-        .coord("viewer", &["leases", "-n", ns, "-o", "json"])
-        .ok()
-        .json();
+    assert!(report.stdout.contains("kind: LeaseReport"), "{}", report.stdout);
+    let report = c.coord("viewer", &["leases", "-n", ns, "-o", "json"]).ok().json();
     for (name, state) in [
         ("fresh", "fresh"),
         ("at-risk", "at-risk"),
@@ -258,9 +152,7 @@ fn every_state_and_the_exit_code() {
         assert_eq!(lease(&report, ns, name)["state"], state, "{name}");
     }
     assert!(lease(&report, ns, "released")["holder"].is_null());
-    let age = lease(&report, ns, "at-risk")["renewAgeSeconds"]
-        .as_f64()
-        .unwrap();
+    let age = lease(&report, ns, "at-risk")["renewAgeSeconds"].as_f64().unwrap();
     assert!((249.0..280.0).contains(&age), "{age}");
     // Findings are sorted by namespace, name, kind. Holders are not pod names here, so
     // no pod is looked up or missed.
@@ -272,120 +164,47 @@ fn every_state_and_the_exit_code() {
         .collect();
     assert_eq!(
         found,
-        vec![
-            ("at-risk", "at-risk"),
-            ("expired", "expired"),
-            ("skewed", "skewed")
-        ],
+        vec![("at-risk", "at-risk"), ("expired", "expired"), ("skewed", "skewed")],
         "{:#}",
         report["findings"]
     );
     assert!(lease(&report, ns, "fresh")["holderPod"].is_null());
 
-    c.coord("viewer", &["leases", "-n", ns, "--exit-code"])
-        .code(3);
-    c.coord(
-        "viewer",
-        &["leases", "-n", ns, "fresh", "released", "--exit-code"],
-    )
-    .code(0);
+    c.coord("viewer", &["leases", "-n", ns, "--exit-code"]).code(3);
+    c.coord("viewer", &["leases", "-n", ns, "fresh", "released", "--exit-code"]).code(0);
     // Without --exit-code findings do not change the exit status.
     c.coord("viewer", &["leases", "-n", ns]).ok();
 
-    let table = c
-        .coord("viewer", &["leases", "-n", ns, "--color", "always"])
-        .ok();
-    assert!(
-        table.stdout.contains('\u{1b}'),
-        "--color always must colour"
-    );
+    let table = c.coord("viewer", &["leases", "-n", ns, "--color", "always"]).ok();
+    assert!(table.stdout.contains('\u{1b}'), "--color always must colour");
     let plain = c.coord("viewer", &["leases", "-n", ns]).ok();
     assert!(!plain.stdout.contains('\u{1b}'), "no colour off a terminal");
-    let skewed = plain
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("skewed "))
-        .unwrap();
-    assert!(
-        skewed.contains("in 59m") || skewed.contains("in 1h"),
-        "{skewed}"
-    );
-    assert!(
-        plain.stdout.contains("skewed: skewed: renewTime is"),
-        "{}",
-        plain.stdout
-    );
+    let skewed = plain.stdout.lines().find(|l| l.starts_with("skewed ")).unwrap();
+    assert!(skewed.contains("in 59m") || skewed.contains("in 1h"), "{skewed}");
+    assert!(plain.stdout.contains("skewed: skewed: renewTime is"), "{}", plain.stdout);
 }
 
 #[test]
 fn node_heartbeats_are_summarised_and_listed_on_request() {
     let c = cluster();
     c.apply("apiVersion: v1\nkind: Node\nmetadata: {name: coord-node-a}\n");
-    c.apply(&lease_yaml(
-        "kube-node-lease",
-        "coord-node-a",
-        "coord-node-a",
-        40,
-        Some(-600),
-        0,
-    ));
-    c.apply(&lease_yaml(
-        "kube-node-lease",
-        "coord-node-b",
-        "coord-node-b",
-        40,
-        Some(-600),
-        0,
-    ));
-    c.apply(&lease_yaml(
-        "kube-node-lease",
-        "coord-node-c",
-        "coord-node-c",
-        40,
-        Some(0),
-        0,
-    ));
+    c.apply(&lease_yaml("kube-node-lease", "coord-node-a", "coord-node-a", 40, Some(-600), 0));
+    c.apply(&lease_yaml("kube-node-lease", "coord-node-b", "coord-node-b", 40, Some(-600), 0));
+    c.apply(&lease_yaml("kube-node-lease", "coord-node-c", "coord-node-c", 40, Some(0), 0));
 
     let all = c.coord("viewer", &["leases", "-A"]).ok();
+    assert!(!all.stdout.lines().any(|l| l.starts_with("kube-node-lease ")), "{}", all.stdout);
+    let line = all.stdout.lines().find(|l| l.contains("node leases:")).unwrap_or_else(|| panic!("{}", all.stdout));
     assert!(
-        !all.stdout
-            .lines()
-            .any(|l| l.starts_with("kube-node-lease ")),
-        "{}",
-        all.stdout
-    );
-    let line = all
-        .stdout
-        .lines()
-        .find(|l| l.contains("node leases:"))
-        .unwrap_or_else(|| panic!("{}", all.stdout));
-    assert!(
-        line.starts_with(
-            "3 node leases: 2 expired, 1 fresh: expired: coord-node-a, coord-node-b (node gone)"
-        ),
+        line.starts_with("3 node leases: 2 expired, 1 fresh: expired: coord-node-a, coord-node-b (node gone)"),
         "{line}"
     );
 
     let listed = c.coord("viewer", &["leases", "-A", "--nodes"]).ok();
-    assert_eq!(
-        listed
-            .stdout
-            .lines()
-            .filter(|l| l.starts_with("kube-node-lease "))
-            .count(),
-        3,
-        "{}",
-        listed.stdout
-    );
-    let ns = c
-        .coord("viewer", &["leases", "-n", "kube-node-lease", "-o", "json"])
-        .ok()
-        .json();
+    assert_eq!(listed.stdout.lines().filter(|l| l.starts_with("kube-node-lease ")).count(), 3, "{}", listed.stdout);
+    let ns = c.coord("viewer", &["leases", "-n", "kube-node-lease", "-o", "json"]).ok().json();
     assert_eq!(ns["leases"].as_array().unwrap().len(), 3);
-    assert_eq!(
-        lease(&ns, "kube-node-lease", "coord-node-a")["class"],
-        "node-heartbeat"
-    );
+    assert_eq!(lease(&ns, "kube-node-lease", "coord-node-a")["class"], "node-heartbeat");
     let expired = ns["nodeLeases"]["expired"].as_array().unwrap();
     assert_eq!(expired[0]["name"], "coord-node-a");
     assert_eq!(expired[0]["nodeExists"], true);
@@ -406,77 +225,34 @@ impl Drop for Elector {
 
 fn elector(c: &Cluster, ns: &str, identity: &str) -> Elector {
     let child = Command::new(c.bin().join("coord-test-elector"))
-        .args([
-            "-kubeconfig",
-            c.kubeconfig("admin").to_str().unwrap(),
-            "-namespace",
-            ns,
-            "-lease",
-            "elect",
-        ])
-        .args([
-            "-identity",
-            identity,
-            "-duration",
-            "6s",
-            "-renew",
-            "4s",
-            "-retry",
-            "1s",
-        ])
+        .args(["-kubeconfig", c.kubeconfig("admin").to_str().unwrap(), "-namespace", ns, "-lease", "elect"])
+        .args(["-identity", identity, "-duration", "6s", "-renew", "4s", "-retry", "1s"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("coord-test-elector (built by tests/cluster/build.sh)");
     // Recorded so down.sh stops it even if this test dies.
-    std::fs::write(
-        c.dir.join(format!("pids/elector-{identity}.pid")),
-        child.id().to_string(),
-    )
-    .unwrap();
-    Elector {
-        child,
-        identity: identity.to_string(),
-    }
+    std::fs::write(c.dir.join(format!("pids/elector-{identity}.pid")), child.id().to_string()).unwrap();
+    Elector { child, identity: identity.to_string() }
 }
 
 fn signal(e: &Elector, sig: &str) {
-    assert!(
-        Command::new("kill")
-            .args([sig, &e.child.id().to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
+    assert!(Command::new("kill").args([sig, &e.child.id().to_string()]).status().unwrap().success());
 }
 
 /// Polls `leases` until `check` accepts the lease; returns it.
-fn poll(
-    c: &Cluster,
-    ns: &str,
-    what: &str,
-    limit: Duration,
-    check: impl Fn(&Value) -> bool,
-) -> Value {
+fn poll(c: &Cluster, ns: &str, what: &str, limit: Duration, check: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + limit;
     loop {
         let run = c.coord("viewer", &["leases", "-n", ns, "-o", "json"]).ok();
         let report = run.json();
-        let l = report["leases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|l| l["name"] == "elect")
-            .cloned();
+        let l = report["leases"].as_array().unwrap().iter().find(|l| l["name"] == "elect").cloned();
         if let Some(l) = &l
             && check(l)
         {
             return l.clone();
         }
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {what}: {l:#?}"
-        );
+        assert!(Instant::now() < deadline, "timed out waiting for {what}: {l:#?}");
         std::thread::sleep(Duration::from_millis(200));
     }
 }
@@ -488,18 +264,14 @@ fn real_client_go_election_one_leader_then_expiry_then_takeover() {
     c.namespace(ns);
     let a = elector(&c, ns, &format!("elector-a_{UUID}"));
     let b = elector(&c, ns, &format!("elector-b_{}", UUID.replace('6', "7")));
-    let first = poll(&c, ns, "a leader", Duration::from_secs(30), |l| {
-        l["state"] == "fresh" && l["holder"].is_string()
-    });
+    let first = poll(&c, ns, "a leader", Duration::from_secs(30), |l| l["state"] == "fresh" && l["holder"].is_string());
     let holder = first["holder"].as_str().unwrap().to_string();
     assert!(holder == a.identity || holder == b.identity, "{holder}");
     assert_eq!(first["class"], "leader-election");
     let transitions = first["leaseTransitions"].as_i64().unwrap();
     // Exactly one holder, and it keeps renewing.
     std::thread::sleep(Duration::from_secs(3));
-    let again = poll(&c, ns, "renewal", Duration::from_secs(10), |l| {
-        l["state"] == "fresh"
-    });
+    let again = poll(&c, ns, "renewal", Duration::from_secs(10), |l| l["state"] == "fresh");
     assert_eq!(again["holder"], holder.as_str());
 
     // A watcher that sees it all, on watches the server closes every 3s.
@@ -527,76 +299,35 @@ fn real_client_go_election_one_leader_then_expiry_then_takeover() {
     // Freeze the follower so the lease's decay can be watched step by step, then kill the leader.
     signal(&follower, "-STOP");
     signal(&leader, "-KILL");
-    let risky = poll(&c, ns, "at-risk", Duration::from_secs(15), |l| {
-        l["state"] != "fresh"
-    });
+    let risky = poll(&c, ns, "at-risk", Duration::from_secs(15), |l| l["state"] != "fresh");
     assert_eq!(risky["state"], "at-risk", "{risky:#}");
-    let gone = poll(&c, ns, "expired", Duration::from_secs(15), |l| {
-        l["state"] == "expired"
-    });
+    let gone = poll(&c, ns, "expired", Duration::from_secs(15), |l| l["state"] == "expired");
     assert_eq!(gone["holder"], holder.as_str());
-    c.coord("viewer", &["leases", "-n", ns, "--exit-code"])
-        .code(3);
+    c.coord("viewer", &["leases", "-n", ns, "--exit-code"]).code(3);
     signal(&follower, "-CONT");
     let taken = poll(&c, ns, "takeover", Duration::from_secs(30), |l| {
         l["holder"] == follower.identity.as_str() && l["state"] == "fresh"
     });
-    assert_eq!(
-        taken["leaseTransitions"].as_i64().unwrap(),
-        transitions + 1,
-        "{taken:#}"
-    );
+    assert_eq!(taken["leaseTransitions"].as_i64().unwrap(), transitions + 1, "{taken:#}");
     std::thread::sleep(Duration::from_secs(2));
-    assert!(
-        Command::new("kill")
-            .args(["-INT", &watcher.id().to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
+    assert!(Command::new("kill").args(["-INT", &watcher.id().to_string()]).status().unwrap().success());
     let out = watcher.wait_with_output().unwrap();
+    assert!(out.status.success(), "watch ended badly: {}", String::from_utf8_lossy(&out.stderr));
+    let events: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "added").count(), 1, "reopened watches repeat nothing: {kinds:?}");
+    let pos = |k: &str| kinds.iter().position(|x| *x == k).unwrap_or_else(|| panic!("no {k} in {kinds:?}"));
     assert!(
-        out.status.success(),
-        "watch ended badly: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let kinds: Vec<&str> = events
-        .iter()
-        .map(|e| e["event"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        kinds.iter().filter(|k| **k == "added").count(),
-        1,
-        "reopened watches repeat nothing: {kinds:?}"
-    );
-    let pos = |k: &str| {
-        kinds
-            .iter()
-            .position(|x| *x == k)
-            .unwrap_or_else(|| panic!("no {k} in {kinds:?}"))
-    };
-    assert!(
-        pos("renewed") < pos("at-risk")
-            && pos("at-risk") < pos("expired")
-            && pos("expired") < pos("leader-changed"),
+        pos("renewed") < pos("at-risk") && pos("at-risk") < pos("expired") && pos("expired") < pos("leader-changed"),
         "{kinds:?}"
     );
     let change = &events[pos("leader-changed")];
     assert_eq!(change["from"], holder.as_str());
     assert_eq!(change["to"], follower.identity.as_str());
     assert_eq!(change["transitions"].as_i64().unwrap(), transitions + 1);
-    let renewal = events
-        .iter()
-        .filter(|e| e["event"] == "renewed")
-        .find_map(|e| e["intervalSeconds"].as_f64());
-    assert!(
-        renewal.is_some_and(|s| (0.5..3.0).contains(&s)),
-        "renewals every ~1s: {renewal:?}"
-    );
+    let renewal = events.iter().filter(|e| e["event"] == "renewed").find_map(|e| e["intervalSeconds"].as_f64());
+    assert!(renewal.is_some_and(|s| (0.5..3.0).contains(&s)), "renewals every ~1s: {renewal:?}");
     drop(leader);
 }
 
@@ -609,12 +340,8 @@ fn limited_rights_and_bad_input() {
     // Listing every namespace is forbidden for this user: one line, exit 1, names the cause.
     let run = c.coord("limited", &["leases", "-A"]).code(1);
     run.one_line_error("403 Forbidden");
-    let run = c
-        .coord("viewer", &["leases", "-n", "kube-system", "-l", "a in ("])
-        .code(2);
+    let run = c.coord("viewer", &["leases", "-n", "kube-system", "-l", "a in ("]).code(2);
     run.one_line_error("invalid -l selector");
-    let run = c
-        .coord("viewer", &["leases", "-n", "kube-system", "no-such-lease"])
-        .code(1);
+    let run = c.coord("viewer", &["leases", "-n", "kube-system", "no-such-lease"]).code(1);
     run.one_line_error("lease no-such-lease not found in namespace \"kube-system\"");
 }

@@ -21,19 +21,14 @@ fn replicaset(ns: &str, name: &str, selector: &str, labels: &str, replicas: u32)
 fn pods_with(c: &Cluster, ns: &str, selector: &str, n: usize, owner_kind: &str) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
-        let out = c
-            .kubectl(&["-n", ns, "get", "pods", "-l", selector, "-o", "json"])
-            .ok();
+        let out = c.kubectl(&["-n", ns, "get", "pods", "-l", selector, "-o", "json"]).ok();
         let items = out.json()["items"].as_array().unwrap().clone();
         let owned = items
             .iter()
             .filter(|p| {
                 p["metadata"]["ownerReferences"]
                     .as_array()
-                    .is_some_and(|r| {
-                        r.iter()
-                            .any(|r| r["kind"] == owner_kind && r["controller"] == true)
-                    })
+                    .is_some_and(|r| r.iter().any(|r| r["kind"] == owner_kind && r["controller"] == true))
             })
             .count();
         if items.len() >= n && owned >= n {
@@ -49,22 +44,18 @@ fn pods_with(c: &Cluster, ns: &str, selector: &str, n: usize, owner_kind: &str) 
 }
 
 fn find<'a>(report: &'a Value, a: &str, b: &str) -> Option<&'a Value> {
-    report["findings"].as_array().unwrap().iter().find(|f| {
-        (f["a"]["name"] == a && f["b"]["name"] == b) || (f["a"]["name"] == b && f["b"]["name"] == a)
-    })
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| (f["a"]["name"] == a && f["b"]["name"] == b) || (f["a"]["name"] == b && f["b"]["name"] == a))
 }
 
 #[test]
 fn deployments_overlapping_through_match_expressions_with_live_pods() {
     let c = cluster();
     let ns = &c.fresh_namespace("coord-overlap-deploy");
-    c.apply(&deployment(
-        ns,
-        "shop-a",
-        "{matchLabels: {app: shop, track: a}}",
-        "{app: shop, track: a}",
-        2,
-    ));
+    c.apply(&deployment(ns, "shop-a", "{matchLabels: {app: shop, track: a}}", "{app: shop, track: a}", 2));
     c.apply(&deployment(
         ns,
         "shop-b",
@@ -73,20 +64,17 @@ fn deployments_overlapping_through_match_expressions_with_live_pods() {
         0,
     ));
     // A disjoint pair, separated only by a NotIn.
-    c.apply(&deployment(ns, "db-main", "{matchLabels: {tier: db}, matchExpressions: [{key: env, operator: NotIn, values: [prod]}]}", "{tier: db, env: dev}", 0));
     c.apply(&deployment(
         ns,
-        "db-prod",
-        "{matchLabels: {tier: db, env: prod}}",
-        "{tier: db, env: prod}",
+        "db-main",
+        "{matchLabels: {tier: db}, matchExpressions: [{key: env, operator: NotIn, values: [prod]}]}",
+        "{tier: db, env: dev}",
         0,
     ));
+    c.apply(&deployment(ns, "db-prod", "{matchLabels: {tier: db, env: prod}}", "{tier: db, env: prod}", 0));
     pods_with(&c, ns, "app=shop,track=a", 2, "ReplicaSet");
 
-    let report = c
-        .coord("viewer", &["overlaps", "-n", ns, "-o", "json", "--explain"])
-        .ok()
-        .json();
+    let report = c.coord("viewer", &["overlaps", "-n", ns, "-o", "json", "--explain"]).ok().json();
     assert_eq!(report["kind"], "OverlapReport");
     let f = find(&report, "shop-a", "shop-b").unwrap_or_else(|| panic!("{report:#}"));
     assert_eq!(f["severity"], "error");
@@ -98,18 +86,9 @@ fn deployments_overlapping_through_match_expressions_with_live_pods() {
     let shared = f["sharedPods"].as_array().unwrap();
     assert_eq!(shared.len(), 2, "{f:#}");
     let owner_side = if f["a"]["name"] == "shop-a" { "a" } else { "b" };
-    assert!(
-        shared.iter().all(|p| p["ownedBy"] == owner_side),
-        "pods belong to shop-a through its ReplicaSet: {f:#}"
-    );
+    assert!(shared.iter().all(|p| p["ownedBy"] == owner_side), "pods belong to shop-a through its ReplicaSet: {f:#}");
     // Parent and child (shop-a and its ReplicaSet) are never reported against each other.
-    assert!(
-        report["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|f| f["a"]["kind"] == f["b"]["kind"])
-    );
+    assert!(report["findings"].as_array().unwrap().iter().all(|f| f["a"]["kind"] == f["b"]["kind"]));
     assert!(find(&report, "db-main", "db-prod").is_none());
     let sep = report["disjoint"]
         .as_array()
@@ -121,107 +100,45 @@ fn deployments_overlapping_through_match_expressions_with_live_pods() {
 
     let table = c.coord("viewer", &["overlaps", "-n", ns, "--explain"]).ok();
     let header = table.stdout.lines().next().unwrap();
+    assert!(header.starts_with("NAMESPACE") && header.contains("WITNESS") && header.contains("LIVE PODS"), "{header}");
     assert!(
-        header.starts_with("NAMESPACE")
-            && header.contains("WITNESS")
-            && header.contains("LIVE PODS"),
-        "{header}"
-    );
-    assert!(
-        table.stdout.contains(&format!("disjoint: {ns}/Deployment db-main / Deployment db-prod: env: every In value is excluded by NotIn")),
+        table.stdout.contains(&format!(
+            "disjoint: {ns}/Deployment db-main / Deployment db-prod: env: every In value is excluded by NotIn"
+        )),
         "{}",
         table.stdout
     );
-    let shop = table
-        .stdout
-        .lines()
-        .find(|l| l.contains(" shop-a ") && l.contains(" shop-b "))
-        .unwrap();
+    let shop = table.stdout.lines().find(|l| l.contains(" shop-a ") && l.contains(" shop-b ")).unwrap();
     assert!(shop.contains(" error ") && shop.ends_with(" 2"), "{shop}");
-    c.coord("viewer", &["overlaps", "-n", ns, "--exit-code"])
-        .code(3);
-    c.coord(
-        "viewer",
-        &[
-            "overlaps",
-            "-n",
-            ns,
-            "--exit-code",
-            "-l",
-            "app=nothing-here",
-        ],
-    )
-    .code(0);
+    c.coord("viewer", &["overlaps", "-n", ns, "--exit-code"]).code(3);
+    c.coord("viewer", &["overlaps", "-n", ns, "--exit-code", "-l", "app=nothing-here"]).code(0);
 }
 
 #[test]
 fn statefulset_against_deployment_only_with_cross_kind() {
     let c = cluster();
     let ns = &c.fresh_namespace("coord-overlap-cross");
-    c.apply(&deployment(
-        ns,
-        "cache-web",
-        "{matchLabels: {app: cache, role: web}}",
-        "{app: cache, role: web}",
-        0,
-    ));
+    c.apply(&deployment(ns, "cache-web", "{matchLabels: {app: cache, role: web}}", "{app: cache, role: web}", 0));
     c.apply(&format!(
         "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: cache, namespace: {ns}}}\nspec:\n  serviceName: cache\n  replicas: 0\n  selector: {{matchLabels: {{app: cache}}}}\n  template:\n    metadata: {{labels: {{app: cache}}}}\n    spec: {{containers: [{{name: c, image: registry.k8s.io/pause:3.10}}]}}\n"
     ));
-    let same = c
-        .coord("viewer", &["overlaps", "-n", ns, "-o", "json"])
-        .ok()
-        .json();
+    let same = c.coord("viewer", &["overlaps", "-n", ns, "-o", "json"]).ok().json();
     assert!(same["findings"].as_array().unwrap().is_empty(), "{same:#}");
-    let cross = c
-        .coord(
-            "viewer",
-            &["overlaps", "-n", ns, "-o", "json", "--cross-kind"],
-        )
-        .ok()
-        .json();
+    let cross = c.coord("viewer", &["overlaps", "-n", ns, "-o", "json", "--cross-kind"]).ok().json();
     let f = find(&cross, "cache", "cache-web").unwrap_or_else(|| panic!("{cross:#}"));
     // cache-web's template {app: cache, role: web} satisfies the StatefulSet's selector.
     assert_eq!(f["severity"], "error");
-    c.coord("viewer", &["overlaps", "-n", ns, "--exit-code"])
-        .code(0);
-    c.coord(
-        "viewer",
-        &[
-            "overlaps",
-            "-n",
-            ns,
-            "--cross-kind",
-            "--exit-code",
-            "--min-severity",
-            "error",
-        ],
-    )
-    .code(3);
+    c.coord("viewer", &["overlaps", "-n", ns, "--exit-code"]).code(0);
+    c.coord("viewer", &["overlaps", "-n", ns, "--cross-kind", "--exit-code", "--min-severity", "error"]).code(3);
 }
 
 #[test]
 fn orphaned_pods_adopted_by_an_overlapping_replicaset_and_two_pdbs() {
     let c = cluster();
     let ns = &c.fresh_namespace("coord-overlap-adopt");
-    c.apply(&replicaset(
-        ns,
-        "rs-old",
-        "{matchLabels: {app: adopt, track: a}}",
-        "{app: adopt, track: a}",
-        2,
-    ));
+    c.apply(&replicaset(ns, "rs-old", "{matchLabels: {app: adopt, track: a}}", "{app: adopt, track: a}", 2));
     let before = pods_with(&c, ns, "app=adopt", 2, "ReplicaSet");
-    c.kubectl(&[
-        "-n",
-        ns,
-        "delete",
-        "replicaset",
-        "rs-old",
-        "--cascade=orphan",
-        "--wait=true",
-    ])
-    .ok();
+    c.kubectl(&["-n", ns, "delete", "replicaset", "rs-old", "--cascade=orphan", "--wait=true"]).ok();
     // The real ReplicaSet controller adopts the orphans into an overlapping ReplicaSet.
     c.apply(&replicaset(
         ns,
@@ -232,19 +149,7 @@ fn orphaned_pods_adopted_by_an_overlapping_replicaset_and_two_pdbs() {
     ));
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let pods = c
-            .kubectl(&[
-                "-n",
-                ns,
-                "get",
-                "pods",
-                "-l",
-                "app=adopt,track=a",
-                "-o",
-                "json",
-            ])
-            .ok()
-            .json();
+        let pods = c.kubectl(&["-n", ns, "get", "pods", "-l", "app=adopt,track=a", "-o", "json"]).ok().json();
         let adopted = pods["items"]
             .as_array()
             .unwrap()
@@ -254,27 +159,15 @@ fn orphaned_pods_adopted_by_an_overlapping_replicaset_and_two_pdbs() {
         if adopted == before.len() {
             break;
         }
-        assert!(
-            Instant::now() < deadline,
-            "rs-new did not adopt the orphans: {pods:#}"
-        );
+        assert!(Instant::now() < deadline, "rs-new did not adopt the orphans: {pods:#}");
         std::thread::sleep(Duration::from_millis(300));
     }
     // A second overlapping ReplicaSet (scaled to zero) now shares those pods.
-    c.apply(&replicaset(
-        ns,
-        "rs-track-a",
-        "{matchLabels: {app: adopt, track: a}}",
-        "{app: adopt, track: a}",
-        0,
-    ));
+    c.apply(&replicaset(ns, "rs-track-a", "{matchLabels: {app: adopt, track: a}}", "{app: adopt, track: a}", 0));
     c.apply(&format!("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: pdb-app, namespace: {ns}}}\nspec: {{minAvailable: 1, selector: {{matchLabels: {{app: adopt}}}}}}\n"));
     c.apply(&format!("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: pdb-track, namespace: {ns}}}\nspec: {{maxUnavailable: 1, selector: {{matchLabels: {{track: a}}}}}}\n"));
 
-    let report = c
-        .coord("viewer", &["overlaps", "-n", ns, "-o", "json"])
-        .ok()
-        .json();
+    let report = c.coord("viewer", &["overlaps", "-n", ns, "-o", "json"]).ok().json();
     let f = find(&report, "rs-new", "rs-track-a").unwrap_or_else(|| panic!("{report:#}"));
     assert_eq!(f["severity"], "error");
     let shared = f["sharedPods"].as_array().unwrap();
@@ -283,19 +176,9 @@ fn orphaned_pods_adopted_by_an_overlapping_replicaset_and_two_pdbs() {
     assert!(shared.iter().all(|p| p["ownedBy"] == new_side), "{f:#}");
     let conflicts = report["pdbConflicts"].as_array().unwrap();
     assert_eq!(conflicts.len(), 2, "{report:#}");
-    assert!(
-        conflicts
-            .iter()
-            .all(|c| c["budgets"] == serde_json::json!(["pdb-app", "pdb-track"]))
-    );
+    assert!(conflicts.iter().all(|c| c["budgets"] == serde_json::json!(["pdb-app", "pdb-track"])));
     let table = c.coord("viewer", &["overlaps", "-n", ns]).ok();
-    assert!(
-        table
-            .stdout
-            .contains("matched by 2 PodDisruptionBudgets (pdb-app, pdb-track)"),
-        "{}",
-        table.stdout
-    );
+    assert!(table.stdout.contains("matched by 2 PodDisruptionBudgets (pdb-app, pdb-track)"), "{}", table.stdout);
 }
 
 #[test]
@@ -304,15 +187,9 @@ fn limited_rights_report_what_was_skipped() {
     let run = c.coord("limited", &["overlaps", "-A"]);
     // Every cluster-wide list is forbidden: nothing readable, said so.
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("not listed: deployments: forbidden"),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr.contains("not listed: deployments: forbidden"), "{}", run.stderr);
     let run = c.coord("limited", &["overlaps", "-A", "-o", "json"]).ok();
     let skipped = run.json()["skipped"].as_array().unwrap().len();
     assert_eq!(skipped, 8, "seven kinds and pods: {}", run.stdout);
-    c.coord("viewer", &["overlaps", "-l", "a in ("])
-        .code(2)
-        .one_line_error("-l: invalid selector");
+    c.coord("viewer", &["overlaps", "-l", "a in ("]).code(2).one_line_error("-l: invalid selector");
 }

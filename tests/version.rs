@@ -25,11 +25,7 @@ fn version_with_each_kubeconfig_reports_server_and_user() {
         assert_eq!(v["connection"]["namespace"], namespace, "{who}");
         assert_eq!(v["connection"]["context"], format!("coord-{who}"));
         assert_eq!(v["connection"]["server"], c.env("SERVER"));
-        assert!(
-            run.stderr.is_empty(),
-            "{who}: unexpected stderr {}",
-            run.stderr
-        );
+        assert!(run.stderr.is_empty(), "{who}: unexpected stderr {}", run.stderr);
     }
 }
 
@@ -37,34 +33,14 @@ fn version_with_each_kubeconfig_reports_server_and_user() {
 fn version_table_and_yaml() {
     let c = cluster();
     let table = c.coord("admin", &["version"]).ok();
-    assert!(
-        table.stdout.contains("Server Version: v1.36.3"),
-        "{}",
-        table.stdout
-    );
-    assert!(
-        table.stdout.contains("User:           kubectl-coord-admin"),
-        "{}",
-        table.stdout
-    );
+    assert!(table.stdout.contains("Server Version: v1.36.3"), "{}", table.stdout);
+    assert!(table.stdout.contains("User:           kubectl-coord-admin"), "{}", table.stdout);
     assert!(table.stdout.contains("system:masters"));
     let wide = c.coord("admin", &["version", "-o", "wide"]).ok();
-    assert!(
-        wide.stdout.contains("Server Platform: linux/"),
-        "{}",
-        wide.stdout
-    );
+    assert!(wide.stdout.contains("Server Platform: linux/"), "{}", wide.stdout);
     let yaml = c.coord("admin", &["version", "-o", "yaml"]).ok();
-    assert!(
-        yaml.stdout.contains("kind: VersionReport"),
-        "{}",
-        yaml.stdout
-    );
-    assert!(
-        yaml.stdout.contains("gitVersion: v1.36.3"),
-        "{}",
-        yaml.stdout
-    );
+    assert!(yaml.stdout.contains("kind: VersionReport"), "{}", yaml.stdout);
+    assert!(yaml.stdout.contains("gitVersion: v1.36.3"), "{}", yaml.stdout);
 }
 
 #[test]
@@ -73,19 +49,14 @@ fn version_through_kubectl_plugin_discovery() {
     let run = c.kubectl_plugin("viewer", &["version", "-o", "json"]).ok();
     assert_eq!(run.json()["connection"]["user"]["username"], "coord-viewer");
     let help = c.kubectl_plugin("viewer", &["--help"]).ok();
-    assert!(
-        help.stdout.contains("Usage: kubectl coord"),
-        "{}",
-        help.stdout
-    );
+    assert!(help.stdout.contains("Usage: kubectl coord"), "{}", help.stdout);
 }
 
 #[test]
 fn kubeconfig_list_merges_first_wins_and_skips_missing_files() {
     let c = cluster();
     let missing = c.dir.join("does-not-exist.kubeconfig");
-    let list =
-        std::env::join_paths([missing, c.kubeconfig("viewer"), c.kubeconfig("admin")]).unwrap();
+    let list = std::env::join_paths([missing, c.kubeconfig("viewer"), c.kubeconfig("admin")]).unwrap();
     let list = list.to_str().unwrap();
     let run = |args: &[&str]| {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));
@@ -116,34 +87,13 @@ fn kubeconfig_list_merges_first_wins_and_skips_missing_files() {
 fn impersonation_flags() {
     let c = cluster();
     let v = c
-        .coord(
-            "admin",
-            &[
-                "version",
-                "-o",
-                "json",
-                "--as",
-                "jane",
-                "--as-group",
-                "team-a",
-                "--as-group",
-                "team-b",
-            ],
-        )
+        .coord("admin", &["version", "-o", "json", "--as", "jane", "--as-group", "team-a", "--as-group", "team-b"])
         .ok()
         .json();
     let user = &v["connection"]["user"];
     assert_eq!(user["username"], "jane");
-    let groups: Vec<&str> = user["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g.as_str().unwrap())
-        .collect();
-    assert!(
-        groups.contains(&"team-a") && groups.contains(&"team-b"),
-        "{groups:?}"
-    );
+    let groups: Vec<&str> = user["groups"].as_array().unwrap().iter().map(|g| g.as_str().unwrap()).collect();
+    assert!(groups.contains(&"team-a") && groups.contains(&"team-b"), "{groups:?}");
     // The viewer may not impersonate: the server refuses, and that is a cluster error (exit 1).
     let denied = c.coord("viewer", &["version", "--as", "jane"]).code(1);
     denied.one_line_error("impersonate");
@@ -155,12 +105,7 @@ fn server_token_and_ca_flags_without_any_kubeconfig() {
     let ns = "coord-token-test";
     let _ = c.kubectl(&["create", "namespace", ns]);
     let _ = c.kubectl(&["-n", ns, "create", "serviceaccount", "probe"]);
-    let token = c
-        .kubectl(&["-n", ns, "create", "token", "probe", "--duration", "10m"])
-        .ok()
-        .stdout
-        .trim()
-        .to_string();
+    let token = c.kubectl(&["-n", ns, "create", "token", "probe", "--duration", "10m"]).ok().stdout.trim().to_string();
     let server = c.env("SERVER");
     let ca = c.dir.join("pki/ca.crt");
     let v = c
@@ -179,49 +124,22 @@ fn server_token_and_ca_flags_without_any_kubeconfig() {
         ])
         .ok()
         .json();
-    assert_eq!(
-        v["connection"]["user"]["username"],
-        format!("system:serviceaccount:{ns}:probe")
-    );
+    assert_eq!(v["connection"]["user"]["username"], format!("system:serviceaccount:{ns}:probe"));
     assert_eq!(v["connection"]["namespace"], ns);
     assert!(v["connection"]["context"].is_null());
     // Without the CA the server's certificate is untrusted...
-    let untrusted = c
-        .coord_bare(&["version", "--server", &server, "--token", &token])
-        .code(1);
+    let untrusted = c.coord_bare(&["version", "--server", &server, "--token", &token]).code(1);
     untrusted.one_line_error(&server);
-    assert!(
-        !untrusted.stderr.contains(&token),
-        "token echoed: {}",
-        untrusted.stderr
-    );
+    assert!(!untrusted.stderr.contains(&token), "token echoed: {}", untrusted.stderr);
     // ...unless the user says so.
     let v = c
-        .coord_bare(&[
-            "version",
-            "-o",
-            "json",
-            "--server",
-            &server,
-            "--token",
-            &token,
-            "--insecure-skip-tls-verify",
-        ])
+        .coord_bare(&["version", "-o", "json", "--server", &server, "--token", &token, "--insecure-skip-tls-verify"])
         .ok()
         .json();
-    assert_eq!(
-        v["connection"]["user"]["username"],
-        format!("system:serviceaccount:{ns}:probe")
-    );
+    assert_eq!(v["connection"]["user"]["username"], format!("system:serviceaccount:{ns}:probe"));
     // --server and --token also override a kubeconfig's own cluster and user.
-    let v = c
-        .coord("admin", &["version", "-o", "json", "--token", &token])
-        .ok()
-        .json();
-    assert_eq!(
-        v["connection"]["user"]["username"],
-        format!("system:serviceaccount:{ns}:probe")
-    );
+    let v = c.coord("admin", &["version", "-o", "json", "--token", &token]).ok().json();
+    assert_eq!(v["connection"]["user"]["username"], format!("system:serviceaccount:{ns}:probe"));
 }
 
 #[test]
@@ -230,39 +148,19 @@ fn bad_global_input_gets_one_line_and_exit_2() {
     let broken = c.dir.join("broken.kubeconfig");
     std::fs::write(&broken, "apiVersion: v1\nclusters: [unclosed\n").unwrap();
     let no_cert = c.dir.join("missing-cert.kubeconfig");
-    let text = std::fs::read_to_string(c.kubeconfig("admin"))
-        .unwrap()
-        .replace("admin.crt", "no-such-cert.crt");
+    let text = std::fs::read_to_string(c.kubeconfig("admin")).unwrap().replace("admin.crt", "no-such-cert.crt");
     std::fs::write(&no_cert, text).unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["version", "--kubeconfig", "/nonexistent/kubeconfig"],
             "kubeconfig /nonexistent/kubeconfig: no such file",
         ),
-        (
-            vec!["version", "--context", "nope"],
-            "context \"nope\" not found in kubeconfig",
-        ),
-        (
-            vec!["version", "--cluster", "nope"],
-            "cluster \"nope\" not found in kubeconfig",
-        ),
-        (
-            vec!["version", "--request-timeout", "5x"],
-            "invalid --request-timeout \"5x\"",
-        ),
-        (
-            vec!["version", "--request-timeout=-1s"],
-            "invalid --request-timeout",
-        ),
-        (
-            vec!["version", "--kubeconfig", broken.to_str().unwrap()],
-            "broken.kubeconfig",
-        ),
-        (
-            vec!["version", "--kubeconfig", no_cert.to_str().unwrap()],
-            "no-such-cert.crt",
-        ),
+        (vec!["version", "--context", "nope"], "context \"nope\" not found in kubeconfig"),
+        (vec!["version", "--cluster", "nope"], "cluster \"nope\" not found in kubeconfig"),
+        (vec!["version", "--request-timeout", "5x"], "invalid --request-timeout \"5x\""),
+        (vec!["version", "--request-timeout=-1s"], "invalid --request-timeout"),
+        (vec!["version", "--kubeconfig", broken.to_str().unwrap()], "broken.kubeconfig"),
+        (vec!["version", "--kubeconfig", no_cert.to_str().unwrap()], "no-such-cert.crt"),
         (vec!["version", "--server", "not a url"], "invalid --server"),
         (
             vec!["version", "--certificate-authority", "/nonexistent/ca.crt"],
@@ -276,10 +174,7 @@ fn bad_global_input_gets_one_line_and_exit_2() {
     }
     // clap's own usage errors (bad -o value, unknown flag) are exit 2 too.
     for (args, needle) in [
-        (
-            vec!["version", "-o", "xml"],
-            "invalid value 'xml' for '--output <OUTPUT>'",
-        ),
+        (vec!["version", "-o", "xml"], "invalid value 'xml' for '--output <OUTPUT>'"),
         (vec!["version", "--bogus"], "unexpected argument '--bogus'"),
         (vec!["frobnicate"], "unrecognized subcommand 'frobnicate'"),
     ] {
@@ -292,24 +187,9 @@ fn bad_global_input_gets_one_line_and_exit_2() {
 fn unreachable_and_black_holed_servers_fail_within_the_timeout() {
     let c = cluster();
     // Nothing listens on a port we just released: refused at once.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let server = format!("https://127.0.0.1:{port}");
-    let run = c
-        .coord(
-            "admin",
-            &[
-                "version",
-                "--server",
-                &server,
-                "--token",
-                "s3cr3t-token-value",
-            ],
-        )
-        .code(1);
+    let run = c.coord("admin", &["version", "--server", &server, "--token", "s3cr3t-token-value"]).code(1);
     run.one_line_error(&format!("cannot reach the API server at {server}"));
     assert!(!run.stderr.contains("s3cr3t-token-value"));
 
@@ -317,12 +197,7 @@ fn unreachable_and_black_holed_servers_fail_within_the_timeout() {
     let hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let server = format!("https://127.0.0.1:{}", hole.local_addr().unwrap().port());
     let started = Instant::now();
-    let run = c
-        .coord(
-            "admin",
-            &["version", "--server", &server, "--request-timeout", "2s"],
-        )
-        .code(1);
+    let run = c.coord("admin", &["version", "--server", &server, "--request-timeout", "2s"]).code(1);
     let took = started.elapsed();
     run.one_line_error(&server);
     assert!(took < Duration::from_secs(8), "took {took:?}");
@@ -332,22 +207,12 @@ fn unreachable_and_black_holed_servers_fail_within_the_timeout() {
 #[test]
 fn client_only_version_and_completions_need_no_cluster() {
     let c = cluster();
-    let v = c
-        .coord_bare(&["version", "--client", "-o", "json"])
-        .ok()
-        .json();
+    let v = c.coord_bare(&["version", "--client", "-o", "json"]).ok().json();
     assert_eq!(v["client"]["version"], env!("CARGO_PKG_VERSION"));
     assert!(v.get("server").is_none());
     for shell in ["bash", "zsh", "fish"] {
         let run = c.coord_bare(&["completion", shell]).ok();
-        assert!(
-            run.stdout.contains("kubectl-coord"),
-            "{shell}: {}",
-            run.stdout
-        );
-        assert!(
-            run.stdout.contains("request-timeout"),
-            "{shell} script lacks the global flags"
-        );
+        assert!(run.stdout.contains("kubectl-coord"), "{shell}: {}", run.stdout);
+        assert!(run.stdout.contains("request-timeout"), "{shell} script lacks the global flags");
     }
 }

@@ -46,26 +46,17 @@ impl std::error::Error for DecodeError {}
 /// Every owned path (leaves and `.`-marked nodes), sorted.
 pub fn decode(fields: &Value) -> Result<Vec<FieldPath>, DecodeError> {
     let mut out = Vec::new();
-    let root = fields
-        .as_object()
-        .ok_or_else(|| err(&FieldPath::default(), "the top level is not an object"))?;
+    let root = fields.as_object().ok_or_else(|| err(&FieldPath::default(), "the top level is not an object"))?;
     walk(root, &mut FieldPath::default(), &mut out)?;
     out.sort();
     Ok(out)
 }
 
 fn err(path: &FieldPath, problem: impl Into<String>) -> DecodeError {
-    DecodeError {
-        at: path.to_string(),
-        problem: problem.into(),
-    }
+    DecodeError { at: path.to_string(), problem: problem.into() }
 }
 
-fn walk(
-    node: &Map<String, Value>,
-    path: &mut FieldPath,
-    out: &mut Vec<FieldPath>,
-) -> Result<(), DecodeError> {
+fn walk(node: &Map<String, Value>, path: &mut FieldPath, out: &mut Vec<FieldPath>) -> Result<(), DecodeError> {
     if path.0.len() > MAX_DEPTH {
         return Err(err(path, format!("nested deeper than {MAX_DEPTH}")));
     }
@@ -78,9 +69,7 @@ fn walk(
             continue;
         }
         let element = parse_element(key).map_err(|problem| err(path, problem))?;
-        let child = child
-            .as_object()
-            .ok_or_else(|| err(path, format!("{key:?} does not hold an object")))?;
+        let child = child.as_object().ok_or_else(|| err(path, format!("{key:?} does not hold an object")))?;
         path.0.push(element);
         if child.is_empty() {
             out.push(path.clone());
@@ -93,33 +82,21 @@ fn walk(
 }
 
 fn parse_element(key: &str) -> Result<Element, String> {
-    let (prefix, rest) = key
-        .split_once(':')
-        .ok_or_else(|| format!("{key:?} has no f:, k:, v: or i: prefix"))?;
+    let (prefix, rest) = key.split_once(':').ok_or_else(|| format!("{key:?} has no f:, k:, v: or i: prefix"))?;
     match prefix {
         "f" => Ok(Element::Field(rest.to_string())),
-        "i" => rest
-            .parse::<u64>()
-            .map(Element::Index)
-            .map_err(|_| format!("{key:?}: not a list index")),
+        "i" => rest.parse::<u64>().map(Element::Index).map_err(|_| format!("{key:?}: not a list index")),
         "v" => {
-            let value: Value =
-                serde_json::from_str(rest).map_err(|e| format!("{key:?}: not JSON ({e})"))?;
+            let value: Value = serde_json::from_str(rest).map_err(|e| format!("{key:?}: not JSON ({e})"))?;
             Ok(Element::Value(value.to_string()))
         }
         "k" => {
-            let value: Value =
-                serde_json::from_str(rest).map_err(|e| format!("{key:?}: not JSON ({e})"))?;
-            let object = value
-                .as_object()
-                .ok_or_else(|| format!("{key:?}: a list key must be a JSON object"))?;
+            let value: Value = serde_json::from_str(rest).map_err(|e| format!("{key:?}: not JSON ({e})"))?;
+            let object = value.as_object().ok_or_else(|| format!("{key:?}: a list key must be a JSON object"))?;
             if object.is_empty() {
                 return Err(format!("{key:?}: a list key needs at least one field"));
             }
-            let fields: BTreeMap<String, String> = object
-                .iter()
-                .map(|(k, v)| (k.clone(), v.to_string()))
-                .collect();
+            let fields: BTreeMap<String, String> = object.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
             Ok(Element::Key(fields.into_iter().collect()))
         }
         other => Err(format!("{key:?}: unknown prefix {other:?}")),
@@ -147,11 +124,7 @@ pub fn encode(paths: &[FieldPath]) -> Value {
     Value::Object(root)
 }
 
-fn mark_owned_parents(
-    node: &mut Map<String, Value>,
-    owned: &[FieldPath],
-    prefix: &mut Vec<Element>,
-) {
+fn mark_owned_parents(node: &mut Map<String, Value>, owned: &[FieldPath], prefix: &mut Vec<Element>) {
     let keys: Vec<String> = node.keys().filter(|k| *k != ".").cloned().collect();
     for key in keys {
         let Ok(element) = parse_element(&key) else {
@@ -176,12 +149,7 @@ fn element_key(e: &Element) -> String {
         Element::Key(fields) => {
             let object: Map<String, Value> = fields
                 .iter()
-                .map(|(k, v)| {
-                    (
-                        k.clone(),
-                        serde_json::from_str(v).unwrap_or(Value::String(v.clone())),
-                    )
-                })
+                .map(|(k, v)| (k.clone(), serde_json::from_str(v).unwrap_or(Value::String(v.clone()))))
                 .collect();
             format!("k:{}", Value::Object(object))
         }
@@ -215,9 +183,7 @@ impl fmt::Display for FieldPath {
 }
 
 fn is_plain(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 impl FieldPath {
@@ -240,9 +206,7 @@ impl FieldPath {
                 }
                 Element::Key(fields) => here.as_array()?.iter().find(|item| {
                     fields.iter().all(|(k, v)| {
-                        item.get(k).is_some_and(|have| {
-                            serde_json::from_str::<Value>(v).is_ok_and(|want| *have == want)
-                        })
+                        item.get(k).is_some_and(|have| serde_json::from_str::<Value>(v).is_ok_and(|want| *have == want))
                     })
                 })?,
             };
@@ -299,10 +263,7 @@ mod tests {
             (json!({"x:y": {}}), "unknown prefix"),
             (json!({"spec": {}}), "has no f:, k:, v: or i: prefix"),
             (json!({"f:spec": 3}), "does not hold an object"),
-            (
-                json!({"f:a": {"k:[1]": {}}}),
-                "a list key must be a JSON object",
-            ),
+            (json!({"f:a": {"k:[1]": {}}}), "a list key must be a JSON object"),
             (json!({"f:a": {"k:{}": {}}}), "needs at least one field"),
             (json!({"f:a": {"k:{bad": {}}}), "not JSON"),
             (json!({"f:a": {"i:-1": {}}}), "not a list index"),
@@ -330,29 +291,18 @@ mod tests {
         let got: Vec<(String, Value)> = decode(&fields)
             .unwrap()
             .iter()
-            .map(|p| {
-                (
-                    p.to_string(),
-                    p.lookup(&object).cloned().unwrap_or(Value::Null),
-                )
-            })
+            .map(|p| (p.to_string(), p.lookup(&object).cloned().unwrap_or(Value::Null)))
             .collect();
         assert!(
-            got.contains(&(
-                ".spec.template.spec.containers[name=web].image".into(),
-                json!("nginx:1.27")
-            )),
+            got.contains(&(".spec.template.spec.containers[name=web].image".into(), json!("nginx:1.27"))),
             "{got:?}"
         );
+        assert!(got.contains(&(".spec.template.spec.containers[name=web].args[2]".into(), json!("c"))));
         assert!(got.contains(&(
-            ".spec.template.spec.containers[name=web].args[2]".into(),
-            json!("c")
+            ".spec.template.spec.containers[name=web].ports[containerPort=80,protocol=TCP].protocol".into(),
+            json!("TCP")
         )));
-        assert!(got.contains(&(".spec.template.spec.containers[name=web].ports[containerPort=80,protocol=TCP].protocol".into(), json!("TCP"))));
-        assert!(got.contains(&(
-            ".metadata.finalizers[=\"coord.example/x\"]".into(),
-            json!("coord.example/x")
-        )));
+        assert!(got.contains(&(".metadata.finalizers[=\"coord.example/x\"]".into(), json!("coord.example/x"))));
     }
 
     fn element() -> impl Strategy<Value = Element> {

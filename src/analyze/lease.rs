@@ -66,10 +66,7 @@ impl LeaseState {
 
     /// States that `--exit-code` turns into exit 3.
     pub fn is_problem(self) -> bool {
-        matches!(
-            self,
-            LeaseState::AtRisk | LeaseState::Expired | LeaseState::Skewed
-        )
+        matches!(self, LeaseState::AtRisk | LeaseState::Expired | LeaseState::Skewed)
     }
 }
 
@@ -98,29 +95,18 @@ impl LeaseSnapshot {
 }
 
 pub fn classify(lease: &LeaseSnapshot) -> LeaseClass {
-    let label = |k: &str| {
-        lease
-            .labels
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.as_str())
-    };
+    let label = |k: &str| lease.labels.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
     if lease.namespace == "kube-node-lease" {
         return LeaseClass::NodeHeartbeat;
     }
-    if lease.namespace == "kube-system"
-        && label("apiserver.kubernetes.io/identity") == Some("kube-apiserver")
-    {
+    if lease.namespace == "kube-system" && label("apiserver.kubernetes.io/identity") == Some("kube-apiserver") {
         return LeaseClass::ApiserverIdentity;
     }
     if lease.strategy.as_deref().is_some_and(|s| !s.is_empty()) {
         return LeaseClass::Coordinated;
     }
     if lease.namespace == "kube-system"
-        && matches!(
-            lease.name.as_str(),
-            "kube-controller-manager" | "kube-scheduler" | "cloud-controller-manager"
-        )
+        && matches!(lease.name.as_str(), "kube-controller-manager" | "kube-scheduler" | "cloud-controller-manager")
     {
         return LeaseClass::ControlPlane;
     }
@@ -167,10 +153,7 @@ pub fn split_holder(holder: &str) -> Option<&str> {
 fn is_uuid(s: &str) -> bool {
     let groups: Vec<&str> = s.split('-').collect();
     groups.len() == 5
-        && groups
-            .iter()
-            .zip([8, 4, 4, 4, 12])
-            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
+        && groups.iter().zip([8, 4, 4, 4, 12]).all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// The pod name a holder points at, if it can be a pod name: `<pod>_<uuid>` or a plain
@@ -191,9 +174,7 @@ pub fn looks_like_controller_pod(name: &str) -> bool {
     };
     !base.is_empty()
         && ((suffix.len() == 5 && suffix.bytes().all(|b| ALPHABET.contains(&b)))
-            || (!suffix.is_empty()
-                && suffix.len() <= 5
-                && suffix.bytes().all(|b| b.is_ascii_digit())))
+            || (!suffix.is_empty() && suffix.len() <= 5 && suffix.bytes().all(|b| b.is_ascii_digit())))
 }
 
 fn is_dns_subdomain(s: &str) -> bool {
@@ -201,9 +182,7 @@ fn is_dns_subdomain(s: &str) -> bool {
         && s.len() <= 253
         && s.split('.').all(|part| {
             !part.is_empty()
-                && part
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
                 && !part.starts_with('-')
                 && !part.ends_with('-')
         })
@@ -238,40 +217,18 @@ mod tests {
     #[test]
     fn classes_in_order() {
         let uuid = "vm_6c65e70f-c5d7-4c0c-b287-dfb5f5da81e7";
-        assert_eq!(
-            classify(&lease("kube-node-lease", "node-a", "node-a")),
-            LeaseClass::NodeHeartbeat
-        );
-        let mut ident = lease(
-            "kube-system",
-            "apiserver-abc",
-            &format!("apiserver-abc_{}", &uuid[3..]),
-        );
-        ident.labels = vec![(
-            "apiserver.kubernetes.io/identity".into(),
-            "kube-apiserver".into(),
-        )];
+        assert_eq!(classify(&lease("kube-node-lease", "node-a", "node-a")), LeaseClass::NodeHeartbeat);
+        let mut ident = lease("kube-system", "apiserver-abc", &format!("apiserver-abc_{}", &uuid[3..]));
+        ident.labels = vec![("apiserver.kubernetes.io/identity".into(), "kube-apiserver".into())];
         assert_eq!(classify(&ident), LeaseClass::ApiserverIdentity);
         let mut coordinated = lease("kube-system", "kube-scheduler", uuid);
         coordinated.strategy = Some("OldestEmulationVersion".into());
         assert_eq!(classify(&coordinated), LeaseClass::Coordinated);
-        assert_eq!(
-            classify(&lease("kube-system", "kube-scheduler", uuid)),
-            LeaseClass::ControlPlane
-        );
-        assert_eq!(
-            classify(&lease("apps", "my-lock", uuid)),
-            LeaseClass::LeaderElection
-        );
-        assert_eq!(
-            classify(&lease("apps", "my-lock", "some-pod")),
-            LeaseClass::Generic
-        );
+        assert_eq!(classify(&lease("kube-system", "kube-scheduler", uuid)), LeaseClass::ControlPlane);
+        assert_eq!(classify(&lease("apps", "my-lock", uuid)), LeaseClass::LeaderElection);
+        assert_eq!(classify(&lease("apps", "my-lock", "some-pod")), LeaseClass::Generic);
         // A control-plane lease in another namespace is just a leader election.
-        assert_eq!(
-            classify(&lease("other", "kube-scheduler", uuid)),
-            LeaseClass::LeaderElection
-        );
+        assert_eq!(classify(&lease("other", "kube-scheduler", uuid)), LeaseClass::LeaderElection);
     }
 
     #[test]
@@ -305,21 +262,12 @@ mod tests {
 
     #[test]
     fn holders() {
-        assert_eq!(
-            split_holder("web-7d9f8c-abcde_6c65e70f-c5d7-4c0c-b287-dfb5f5da81e7"),
-            Some("web-7d9f8c-abcde")
-        );
-        assert_eq!(
-            split_holder("my_host_6c65e70f-c5d7-4c0c-b287-dfb5f5da81e7"),
-            Some("my_host")
-        );
+        assert_eq!(split_holder("web-7d9f8c-abcde_6c65e70f-c5d7-4c0c-b287-dfb5f5da81e7"), Some("web-7d9f8c-abcde"));
+        assert_eq!(split_holder("my_host_6c65e70f-c5d7-4c0c-b287-dfb5f5da81e7"), Some("my_host"));
         assert_eq!(split_holder("web_notauuid"), None);
         assert_eq!(split_holder("_6c65e70f-c5d7-4c0c-b287-dfb5f5da81e7"), None);
         assert_eq!(holder_pod_name("web-0"), Some("web-0"));
-        assert_eq!(
-            holder_pod_name("my_host_6c65e70f-c5d7-4c0c-b287-dfb5f5da81e7"),
-            None
-        );
+        assert_eq!(holder_pod_name("my_host_6c65e70f-c5d7-4c0c-b287-dfb5f5da81e7"), None);
         assert_eq!(holder_pod_name("Web"), None);
         assert!(looks_like_controller_pod("web-7d9f8c5b4-x2kqz"));
         assert!(looks_like_controller_pod("db-0"));

@@ -7,8 +7,8 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::lease::{
-    LeaseClass, LeaseSnapshot, LeaseState, classify, holder_pod_name, looks_like_controller_pod,
-    renew_age_micros, state,
+    LeaseClass, LeaseSnapshot, LeaseState, classify, holder_pod_name, looks_like_controller_pod, renew_age_micros,
+    state,
 };
 use crate::age::human;
 
@@ -143,9 +143,7 @@ pub fn row(
         lease_transitions: lease.transitions,
         acquire_time: lease.acquire_time,
         renew_time: lease.renew_time,
-        acquire_age_seconds: lease
-            .acquire_time
-            .map(|t| secs(now.as_microsecond() - t.as_microsecond())),
+        acquire_age_seconds: lease.acquire_time.map(|t| secs(now.as_microsecond() - t.as_microsecond())),
         strategy: lease.strategy.clone().filter(|s| !s.is_empty()),
         preferred_holder: lease.preferred_holder.clone().filter(|s| !s.is_empty()),
         holder_pod: pod,
@@ -167,12 +165,7 @@ pub fn findings(rows: &[LeaseRow]) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in rows {
         let mut add = |kind: FindingKind, message: String| {
-            out.push(Finding {
-                namespace: r.namespace.clone(),
-                name: r.name.clone(),
-                kind,
-                message,
-            })
+            out.push(Finding { namespace: r.namespace.clone(), name: r.name.clone(), kind, message })
         };
         let age_secs = r.renew_age_seconds.unwrap_or_default();
         let age = human(std::time::Duration::from_secs_f64(age_secs.abs()));
@@ -180,21 +173,15 @@ pub fn findings(rows: &[LeaseRow]) -> Vec<Finding> {
         match r.state {
             LeaseState::Expired => add(
                 FindingKind::Expired,
-                format!(
-                    "last renewed {age} ago, past its {duration}s duration: the holder stopped renewing"
-                ),
+                format!("last renewed {age} ago, past its {duration}s duration: the holder stopped renewing"),
             ),
             LeaseState::AtRisk => add(
                 FindingKind::AtRisk,
-                format!(
-                    "last renewed {age} ago, more than 2/3 of its {duration}s duration: renewals are late"
-                ),
+                format!("last renewed {age} ago, more than 2/3 of its {duration}s duration: renewals are late"),
             ),
             LeaseState::Skewed => add(
                 FindingKind::Skewed,
-                format!(
-                    "renewTime is {age} in the API server's future: the holder's clock runs ahead"
-                ),
+                format!("renewTime is {age} in the API server's future: the holder's clock runs ahead"),
             ),
             _ => {}
         }
@@ -206,24 +193,14 @@ pub fn findings(rows: &[LeaseRow]) -> Vec<Finding> {
         {
             add(
                 FindingKind::HolderPodMissing,
-                format!(
-                    "holder pod {} does not exist, yet the lease is still {}",
-                    pod.name,
-                    r.state.as_str()
-                ),
+                format!("holder pod {} does not exist, yet the lease is still {}", pod.name, r.state.as_str()),
             );
         }
         if !r.candidates.is_empty() {
             if let Some(holder) = &r.holder
-                && !r
-                    .candidates
-                    .iter()
-                    .any(|c| holder == &c.name || holder.starts_with(&format!("{}_", c.name)))
+                && !r.candidates.iter().any(|c| holder == &c.name || holder.starts_with(&format!("{}_", c.name)))
             {
-                add(
-                    FindingKind::HolderNotCandidate,
-                    format!("holder {holder} is not among the lease's candidates"),
-                );
+                add(FindingKind::HolderNotCandidate, format!("holder {holder} is not among the lease's candidates"));
             }
             for c in &r.candidates {
                 if let (Some(ping), renew) = (c.ping_time, c.renew_time)
@@ -235,20 +212,13 @@ pub fn findings(rows: &[LeaseRow]) -> Vec<Finding> {
                     );
                 }
             }
-            let mut strategies: Vec<&str> = r
-                .candidates
-                .iter()
-                .filter_map(|c| c.strategy.as_deref())
-                .collect();
+            let mut strategies: Vec<&str> = r.candidates.iter().filter_map(|c| c.strategy.as_deref()).collect();
             strategies.sort_unstable();
             strategies.dedup();
             if strategies.len() > 1 {
                 add(
                     FindingKind::StrategyDisagreement,
-                    format!(
-                        "candidates disagree on the strategy: {}",
-                        strategies.join(", ")
-                    ),
+                    format!("candidates disagree on the strategy: {}", strategies.join(", ")),
                 );
             }
         }
@@ -262,10 +232,7 @@ pub fn leadership(rows: &[LeaseRow]) -> Vec<Leadership> {
     for r in rows {
         let Some(pod) = &r.holder_pod else { continue };
         let Some(w) = &pod.controller else { continue };
-        if !matches!(
-            r.state,
-            LeaseState::Fresh | LeaseState::AtRisk | LeaseState::Skewed
-        ) {
+        if !matches!(r.state, LeaseState::Fresh | LeaseState::AtRisk | LeaseState::Skewed) {
             continue;
         }
         let entry = by_workload.entry(w.clone()).or_default();
@@ -276,11 +243,7 @@ pub fn leadership(rows: &[LeaseRow]) -> Vec<Leadership> {
     }
     by_workload
         .into_iter()
-        .map(|(workload, (leases, pods))| Leadership {
-            workload,
-            leases,
-            leading_pods: pods.len(),
-        })
+        .map(|(workload, (leases, pods))| Leadership { workload, leases, leading_pods: pods.len() })
         .collect()
 }
 
@@ -288,15 +251,9 @@ pub fn node_summary(rows: &[LeaseRow], node_exists: &dyn Fn(&str) -> Option<bool
     let mut summary = NodeSummary::default();
     for r in rows.iter().filter(|r| r.class == LeaseClass::NodeHeartbeat) {
         summary.total += 1;
-        *summary
-            .by_state
-            .entry(r.state.as_str().to_string())
-            .or_default() += 1;
+        *summary.by_state.entry(r.state.as_str().to_string()).or_default() += 1;
         if r.state == LeaseState::Expired {
-            summary.expired.push(ExpiredNode {
-                name: r.name.clone(),
-                node_exists: node_exists(&r.name),
-            });
+            summary.expired.push(ExpiredNode { name: r.name.clone(), node_exists: node_exists(&r.name) });
         }
     }
     summary
@@ -340,18 +297,10 @@ mod tests {
 
     #[test]
     fn missing_holder_pod_is_flagged_only_while_the_lease_is_live() {
-        let fresh = row(
-            &snap("apps", "lock", &format!("web-1_{UUID}"), 1),
-            now(),
-            Some(pod("web-1", false, None)),
-            vec![],
-        );
-        let dead = row(
-            &snap("apps", "lock2", &format!("web-1_{UUID}"), 100),
-            now(),
-            Some(pod("web-1", false, None)),
-            vec![],
-        );
+        let fresh =
+            row(&snap("apps", "lock", &format!("web-1_{UUID}"), 1), now(), Some(pod("web-1", false, None)), vec![]);
+        let dead =
+            row(&snap("apps", "lock2", &format!("web-1_{UUID}"), 100), now(), Some(pod("web-1", false, None)), vec![]);
         // A host outside the cluster also uses its hostname: not a pod, so nothing is missing.
         let host = row(
             &snap("apps", "lock3", &format!("build-host_{UUID}"), 1),
@@ -360,34 +309,15 @@ mod tests {
             vec![],
         );
         let f = findings(&[fresh, dead, host]);
-        let kinds: Vec<_> = f
-            .iter()
-            .map(|f| (f.name.as_str(), f.kind.clone()))
-            .collect();
-        assert_eq!(
-            kinds,
-            vec![
-                ("lock", FindingKind::HolderPodMissing),
-                ("lock2", FindingKind::Expired)
-            ]
-        );
+        let kinds: Vec<_> = f.iter().map(|f| (f.name.as_str(), f.kind.clone())).collect();
+        assert_eq!(kinds, vec![("lock", FindingKind::HolderPodMissing), ("lock2", FindingKind::Expired)]);
     }
 
     #[test]
     fn leadership_counts_leases_and_pods_per_workload() {
         let rows = vec![
-            row(
-                &snap("apps", "a", &format!("web-1_{UUID}"), 1),
-                now(),
-                Some(pod("web-1", true, Some("web"))),
-                vec![],
-            ),
-            row(
-                &snap("apps", "b", &format!("web-1_{UUID}"), 1),
-                now(),
-                Some(pod("web-1", true, Some("web"))),
-                vec![],
-            ),
+            row(&snap("apps", "a", &format!("web-1_{UUID}"), 1), now(), Some(pod("web-1", true, Some("web"))), vec![]),
+            row(&snap("apps", "b", &format!("web-1_{UUID}"), 1), now(), Some(pod("web-1", true, Some("web"))), vec![]),
             row(
                 &snap("apps", "c", &format!("web-2_{UUID}"), 100),
                 now(),
@@ -414,30 +344,14 @@ mod tests {
             ping_time: ping,
             renew_time: renew,
         };
-        let mut l = snap(
-            "kube-system",
-            "kube-scheduler",
-            &format!("elsewhere_{UUID}"),
-            1,
-        );
+        let mut l = snap("kube-system", "kube-scheduler", &format!("elsewhere_{UUID}"), 1);
         l.strategy = Some("OldestEmulationVersion".into());
-        let r = row(
-            &l,
-            now(),
-            None,
-            vec![
-                cand("a", "OldestEmulationVersion", t(1), t(5)),
-                cand("b", "Other", None, t(1)),
-            ],
-        );
+        let r =
+            row(&l, now(), None, vec![cand("a", "OldestEmulationVersion", t(1), t(5)), cand("b", "Other", None, t(1))]);
         let kinds: Vec<_> = findings(&[r]).into_iter().map(|f| f.kind).collect();
         assert_eq!(
             kinds,
-            vec![
-                FindingKind::HolderNotCandidate,
-                FindingKind::CandidateUnanswered,
-                FindingKind::StrategyDisagreement
-            ]
+            vec![FindingKind::HolderNotCandidate, FindingKind::CandidateUnanswered, FindingKind::StrategyDisagreement]
         );
     }
 
@@ -453,14 +367,8 @@ mod tests {
         assert_eq!(
             s.expired,
             vec![
-                ExpiredNode {
-                    name: "n2".into(),
-                    node_exists: Some(true)
-                },
-                ExpiredNode {
-                    name: "n3".into(),
-                    node_exists: Some(false)
-                }
+                ExpiredNode { name: "n2".into(), node_exists: Some(true) },
+                ExpiredNode { name: "n3".into(), node_exists: Some(false) }
             ]
         );
     }

@@ -11,11 +11,7 @@ use serde::Serialize;
 use super::lease::LeaseSnapshot;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(
-    rename_all = "kebab-case",
-    rename_all_fields = "camelCase",
-    tag = "event"
-)]
+#[serde(rename_all = "kebab-case", rename_all_fields = "camelCase", tag = "event")]
 pub enum WatchEvent {
     /// First sight of a lease (at start, or created later).
     Added {
@@ -84,15 +80,8 @@ impl Tracker {
                     transitions: lease.transitions,
                 });
                 // The renewal before this one was not observed: the first interval is unknown.
-                self.leases.insert(
-                    key.clone(),
-                    Observed {
-                        lease,
-                        observed_at: now,
-                        renewed_at: None,
-                        health: Health::Live,
-                    },
-                );
+                self.leases
+                    .insert(key.clone(), Observed { lease, observed_at: now, renewed_at: None, health: Health::Live });
             }
             Some(seen) => {
                 let before = &seen.lease;
@@ -105,13 +94,8 @@ impl Tracker {
                     seen.renewed_at = lease.holder().map(|_| now);
                 } else if before.renew_time != lease.renew_time {
                     if let Some(holder) = lease.holder() {
-                        let interval = seen
-                            .renewed_at
-                            .map(|t| (now.saturating_sub(t)).as_secs_f64());
-                        events.push(WatchEvent::Renewed {
-                            holder: holder.to_string(),
-                            interval_seconds: interval,
-                        });
+                        let interval = seen.renewed_at.map(|t| (now.saturating_sub(t)).as_secs_f64());
+                        events.push(WatchEvent::Renewed { holder: holder.to_string(), interval_seconds: interval });
                     }
                     seen.renewed_at = Some(now);
                 } else if before == &lease {
@@ -136,23 +120,15 @@ impl Tracker {
 
     /// After a re-list: leases we knew that are no longer there were deleted meanwhile.
     pub fn retain_listed(&mut self, listed: &[(String, String)]) -> Vec<Keyed> {
-        let gone: Vec<(String, String)> = self
-            .leases
-            .keys()
-            .filter(|k| !listed.contains(k))
-            .cloned()
-            .collect();
-        gone.into_iter()
-            .flat_map(|(ns, name)| self.delete(&ns, &name))
-            .collect()
+        let gone: Vec<(String, String)> = self.leases.keys().filter(|k| !listed.contains(k)).cloned().collect();
+        gone.into_iter().flat_map(|(ns, name)| self.delete(&ns, &name)).collect()
     }
 
     /// Time passing: leases whose record has not changed for too long.
     pub fn tick(&mut self, now: Duration) -> Vec<Keyed> {
         let mut events = Vec::new();
         for (key, seen) in &mut self.leases {
-            let (Some(holder), Some(duration)) = (seen.lease.holder(), seen.lease.duration_seconds)
-            else {
+            let (Some(holder), Some(duration)) = (seen.lease.holder(), seen.lease.duration_seconds) else {
                 continue;
             };
             let unobserved = now.saturating_sub(seen.observed_at);
@@ -171,16 +147,8 @@ impl Tracker {
             events.push((
                 key.clone(),
                 match health {
-                    Health::AtRisk => WatchEvent::AtRisk {
-                        holder,
-                        unobserved_seconds,
-                        duration_seconds: duration,
-                    },
-                    _ => WatchEvent::Expired {
-                        holder,
-                        unobserved_seconds,
-                        duration_seconds: duration,
-                    },
+                    Health::AtRisk => WatchEvent::AtRisk { holder, unobserved_seconds, duration_seconds: duration },
+                    _ => WatchEvent::Expired { holder, unobserved_seconds, duration_seconds: duration },
                 },
             ));
             seen.health = health;
@@ -217,41 +185,23 @@ mod tests {
     #[test]
     fn renewals_then_decay_then_takeover() {
         let mut t = Tracker::default();
-        assert!(matches!(
-            events(t.observe(lease("a", 100, 0), s(0.0)))[..],
-            [WatchEvent::Added { .. }]
-        ));
+        assert!(matches!(events(t.observe(lease("a", 100, 0), s(0.0)))[..], [WatchEvent::Added { .. }]));
         assert_eq!(
             events(t.observe(lease("a", 101, 0), s(0.5))),
-            vec![WatchEvent::Renewed {
-                holder: "a".into(),
-                interval_seconds: None
-            }]
+            vec![WatchEvent::Renewed { holder: "a".into(), interval_seconds: None }]
         );
         assert_eq!(
             events(t.observe(lease("a", 102, 0), s(2.0))),
-            vec![WatchEvent::Renewed {
-                holder: "a".into(),
-                interval_seconds: Some(1.5)
-            }]
+            vec![WatchEvent::Renewed { holder: "a".into(), interval_seconds: Some(1.5) }]
         );
         assert!(t.tick(s(5.0)).is_empty());
         let risky = events(t.tick(s(6.5)));
-        assert!(
-            matches!(&risky[..], [WatchEvent::AtRisk { unobserved_seconds, .. }] if *unobserved_seconds == 4.5)
-        );
+        assert!(matches!(&risky[..], [WatchEvent::AtRisk { unobserved_seconds, .. }] if *unobserved_seconds == 4.5));
         assert!(t.tick(s(7.0)).is_empty(), "reported once");
-        assert!(matches!(
-            events(t.tick(s(8.5)))[..],
-            [WatchEvent::Expired { .. }]
-        ));
+        assert!(matches!(events(t.tick(s(8.5)))[..], [WatchEvent::Expired { .. }]));
         assert_eq!(
             events(t.observe(lease("b", 109, 1), s(9.0))),
-            vec![WatchEvent::LeaderChanged {
-                from: Some("a".into()),
-                to: Some("b".into()),
-                transitions: Some(1)
-            }]
+            vec![WatchEvent::LeaderChanged { from: Some("a".into()), to: Some("b".into()), transitions: Some(1) }]
         );
         assert!(t.tick(s(10.0)).is_empty(), "the new holder is live");
     }

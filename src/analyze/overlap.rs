@@ -129,15 +129,8 @@ pub fn analyze(controllers: &[Controller], pods: &[PodMeta], opts: &Options) -> 
     let pod_index = PodIndex::new(pods);
     let mut groups: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
     for (i, c) in controllers.iter().enumerate() {
-        let group = if c.kind == "PodDisruptionBudget" || !opts.cross_kind {
-            c.kind.as_str()
-        } else {
-            "*"
-        };
-        groups
-            .entry((c.namespace.as_str(), group))
-            .or_default()
-            .push(i);
+        let group = if c.kind == "PodDisruptionBudget" || !opts.cross_kind { c.kind.as_str() } else { "*" };
+        groups.entry((c.namespace.as_str(), group)).or_default().push(i);
     }
     let mut overlapping = Vec::new();
     for members in groups.values() {
@@ -165,40 +158,23 @@ pub fn analyze(controllers: &[Controller], pods: &[PodMeta], opts: &Options) -> 
     let mut matched: HashMap<usize, Vec<usize>> = HashMap::new();
     for &(i, j, _) in &overlapping {
         for k in [i, j] {
-            matched
-                .entry(k)
-                .or_insert_with(|| pod_index.matching(&controllers[k]));
+            matched.entry(k).or_insert_with(|| pod_index.matching(&controllers[k]));
         }
     }
     // A pod of a Deployment is controlled by its ReplicaSet: count it as the Deployment's.
-    let parent_of: HashMap<&str, &str> = controllers
-        .iter()
-        .filter_map(|c| Some((c.uid.as_str(), c.owner_uid.as_deref()?)))
-        .collect();
+    let parent_of: HashMap<&str, &str> =
+        controllers.iter().filter_map(|c| Some((c.uid.as_str(), c.owner_uid.as_deref()?))).collect();
     for (i, j, witness) in overlapping {
         let (a, b) = (&controllers[i], &controllers[j]);
-        analysis.findings.push(finding(
-            a,
-            b,
-            witness,
-            &matched[&i],
-            &matched[&j],
-            pods,
-            &parent_of,
-        ));
+        analysis.findings.push(finding(a, b, witness, &matched[&i], &matched[&j], pods, &parent_of));
     }
     analysis.pdb_conflicts = pdb_conflicts(controllers, pods, &pod_index, &mut matched);
-    analysis
-        .findings
-        .sort_by(|x, y| (&x.namespace, &x.a, &x.b).cmp(&(&y.namespace, &y.a, &y.b)));
+    analysis.findings.sort_by(|x, y| (&x.namespace, &x.a, &x.b).cmp(&(&y.namespace, &y.a, &y.b)));
     analysis
 }
 
 fn obj(c: &Controller) -> ObjRef {
-    ObjRef {
-        kind: c.kind.clone(),
-        name: c.name.clone(),
-    }
+    ObjRef { kind: c.kind.clone(), name: c.name.clone() }
 }
 
 /// Parent and child (a Deployment and its ReplicaSet), or siblings under one controller.
@@ -217,33 +193,16 @@ fn finding(
     pods: &[PodMeta],
     parent_of: &HashMap<&str, &str>,
 ) -> PairFinding {
-    let owns =
-        |c: &Controller, uid: &str| uid == c.uid || parent_of.get(uid) == Some(&c.uid.as_str());
+    let owns = |c: &Controller, uid: &str| uid == c.uid || parent_of.get(uid) == Some(&c.uid.as_str());
     let mut template_hazards = Vec::new();
-    if a.template_labels
-        .as_ref()
-        .is_some_and(|t| b.selector.matches(t))
-    {
-        template_hazards.push(format!(
-            "{}/{}'s pod template matches {}/{}'s selector",
-            a.kind, a.name, b.kind, b.name
-        ));
+    if a.template_labels.as_ref().is_some_and(|t| b.selector.matches(t)) {
+        template_hazards.push(format!("{}/{}'s pod template matches {}/{}'s selector", a.kind, a.name, b.kind, b.name));
     }
-    if b.template_labels
-        .as_ref()
-        .is_some_and(|t| a.selector.matches(t))
-    {
-        template_hazards.push(format!(
-            "{}/{}'s pod template matches {}/{}'s selector",
-            b.kind, b.name, a.kind, a.name
-        ));
+    if b.template_labels.as_ref().is_some_and(|t| a.selector.matches(t)) {
+        template_hazards.push(format!("{}/{}'s pod template matches {}/{}'s selector", b.kind, b.name, a.kind, a.name));
     }
     // Both lists are sorted: walk the shorter, binary-search the longer.
-    let (short, long) = if pa.len() <= pb.len() {
-        (pa, pb)
-    } else {
-        (pb, pa)
-    };
+    let (short, long) = if pa.len() <= pb.len() { (pa, pb) } else { (pb, pa) };
     let mut counts = SharedCounts::default();
     let mut shared_pods = Vec::new();
     for &p in short.iter().filter(|p| long.binary_search(p).is_ok()) {
@@ -252,13 +211,7 @@ fn finding(
             None => ("none", None),
             Some((_, _, uid)) if owns(a, uid) => ("a", None),
             Some((_, _, uid)) if owns(b, uid) => ("b", None),
-            Some((kind, name, _)) => (
-                "other",
-                Some(ObjRef {
-                    kind: kind.clone(),
-                    name: name.clone(),
-                }),
-            ),
+            Some((kind, name, _)) => ("other", Some(ObjRef { kind: kind.clone(), name: name.clone() })),
         };
         counts.total += 1;
         *match owned_by {
@@ -269,18 +222,10 @@ fn finding(
         } += 1;
         // Two broad selectors can share thousands of pods: count them all, name a few.
         if shared_pods.len() < SHARED_SAMPLE {
-            shared_pods.push(SharedPod {
-                name: pod.name.clone(),
-                owned_by,
-                owner,
-            });
+            shared_pods.push(SharedPod { name: pod.name.clone(), owned_by, owner });
         }
     }
-    let severity = if template_hazards.is_empty() && counts.total == 0 {
-        Severity::Warning
-    } else {
-        Severity::Error
-    };
+    let severity = if template_hazards.is_empty() && counts.total == 0 { Severity::Warning } else { Severity::Error };
     PairFinding {
         namespace: a.namespace.clone(),
         a: obj(a),
@@ -296,12 +241,7 @@ fn finding(
 }
 
 /// All pairs among `members` that are not proven disjoint by a shared required key.
-fn candidate_pairs(
-    cs: &[Controller],
-    members: &[usize],
-    used: &mut BTreeSet<String>,
-    out: &mut Vec<(usize, usize)>,
-) {
+fn candidate_pairs(cs: &[Controller], members: &[usize], used: &mut BTreeSet<String>, out: &mut Vec<(usize, usize)>) {
     const SMALL: usize = 16;
     let all_pairs = |out: &mut Vec<(usize, usize)>| {
         for (x, &i) in members.iter().enumerate() {
@@ -322,10 +262,7 @@ fn candidate_pairs(
             }
         }
     }
-    let Some((key, n)) = counts
-        .into_iter()
-        .max_by(|x, y| x.1.cmp(&y.1).then(y.0.cmp(x.0)))
-    else {
+    let Some((key, n)) = counts.into_iter().max_by(|x, y| x.1.cmp(&y.1).then(y.0.cmp(x.0))) else {
         return all_pairs(out);
     };
     if n < 2 {
@@ -335,12 +272,7 @@ fn candidate_pairs(
     let mut buckets: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     let mut wild = Vec::new();
     for &i in members {
-        match cs[i]
-            .selector
-            .required_pairs()
-            .into_iter()
-            .find(|(k, _)| *k == key)
-        {
+        match cs[i].selector.required_pairs().into_iter().find(|(k, _)| *k == key) {
             Some((_, v)) => buckets.entry(v.to_string()).or_default().push(i),
             None => wild.push(i),
         }
@@ -369,18 +301,11 @@ struct PodIndex {
 
 impl PodIndex {
     fn new(pods: &[PodMeta]) -> PodIndex {
-        let mut idx = PodIndex {
-            by_ns: HashMap::new(),
-            by_pair: HashMap::new(),
-            pods: Vec::with_capacity(pods.len()),
-        };
+        let mut idx = PodIndex { by_ns: HashMap::new(), by_pair: HashMap::new(), pods: Vec::with_capacity(pods.len()) };
         for (i, p) in pods.iter().enumerate() {
             idx.by_ns.entry(p.namespace.clone()).or_default().push(i);
             for (k, v) in &p.labels {
-                idx.by_pair
-                    .entry((p.namespace.clone(), k.clone(), v.clone()))
-                    .or_default()
-                    .push(i);
+                idx.by_pair.entry((p.namespace.clone(), k.clone(), v.clone())).or_default().push(i);
             }
             idx.pods.push(p.labels.clone());
         }
@@ -393,18 +318,10 @@ impl PodIndex {
             .selector
             .required_pairs()
             .into_iter()
-            .map(|(k, v)| {
-                self.by_pair
-                    .get(&(c.namespace.clone(), k.to_string(), v.to_string()))
-                    .unwrap_or(&empty)
-            })
+            .map(|(k, v)| self.by_pair.get(&(c.namespace.clone(), k.to_string(), v.to_string())).unwrap_or(&empty))
             .min_by_key(|list| list.len())
             .unwrap_or_else(|| self.by_ns.get(&c.namespace).unwrap_or(&empty));
-        candidates
-            .iter()
-            .copied()
-            .filter(|&i| c.selector.matches(&self.pods[i]))
-            .collect()
+        candidates.iter().copied().filter(|&i| c.selector.matches(&self.pods[i])).collect()
     }
 }
 
@@ -415,11 +332,7 @@ fn pdb_conflicts(
     matched: &mut HashMap<usize, Vec<usize>>,
 ) -> Vec<PdbConflict> {
     let mut budgets_of: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    for (i, c) in cs
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.kind == "PodDisruptionBudget")
-    {
+    for (i, c) in cs.iter().enumerate().filter(|(_, c)| c.kind == "PodDisruptionBudget") {
         for p in matched.entry(i).or_insert_with(|| index.matching(c)).iter() {
             budgets_of.entry(*p).or_default().push(c.name.clone());
         }
@@ -429,11 +342,7 @@ fn pdb_conflicts(
         .filter(|(_, b)| b.len() > 1)
         .map(|(p, mut budgets)| {
             budgets.sort();
-            PdbConflict {
-                namespace: pods[p].namespace.clone(),
-                pod: pods[p].name.clone(),
-                budgets,
-            }
+            PdbConflict { namespace: pods[p].namespace.clone(), pod: pods[p].name.clone(), budgets }
         })
         .collect()
 }
@@ -450,11 +359,7 @@ mod tests {
             name: name.into(),
             uid: format!("uid-{name}"),
             selector: parse(sel).unwrap(),
-            template_labels: template.map(|t| {
-                t.iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect()
-            }),
+            template_labels: template.map(|t| t.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
             owner_uid: None,
         }
     }
@@ -463,93 +368,45 @@ mod tests {
         PodMeta {
             namespace: "ns".into(),
             name: name.into(),
-            labels: labels
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+            labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             controller: owner.map(|o| ("ReplicaSet".into(), o.into(), format!("uid-{o}"))),
         }
     }
 
-    const OPTS: Options = Options {
-        cross_kind: false,
-        explain: true,
-    };
+    const OPTS: Options = Options { cross_kind: false, explain: true };
 
     #[test]
     fn severities_and_evidence() {
         let mut cs = vec![
-            ctl(
-                "Deployment",
-                "web",
-                "app=web",
-                Some(&[("app", "web"), ("tier", "fe")]),
-            ),
-            ctl(
-                "Deployment",
-                "fe",
-                "tier=fe",
-                Some(&[("app", "fe"), ("tier", "fe")]),
-            ),
+            ctl("Deployment", "web", "app=web", Some(&[("app", "web"), ("tier", "fe")])),
+            ctl("Deployment", "fe", "tier=fe", Some(&[("app", "fe"), ("tier", "fe")])),
             ctl("Deployment", "api", "app=api", Some(&[("app", "api")])),
-            ctl(
-                "Deployment",
-                "loose",
-                "app in (api,other),tier notin (fe)",
-                Some(&[("app", "other")]),
-            ),
+            ctl("Deployment", "loose", "app in (api,other),tier notin (fe)", Some(&[("app", "other")])),
         ];
-        let mut rs = ctl(
-            "ReplicaSet",
-            "web-5d8f",
-            "app=web,pod-template-hash=5d8f",
-            None,
-        );
+        let mut rs = ctl("ReplicaSet", "web-5d8f", "app=web,pod-template-hash=5d8f", None);
         rs.owner_uid = Some("uid-web".into());
         cs.push(rs);
         let pods = vec![
             pod("web-1", &[("app", "web"), ("tier", "fe")], Some("web-5d8f")),
             pod("orphan", &[("app", "web"), ("tier", "fe")], None),
-            pod(
-                "stray",
-                &[("app", "web"), ("tier", "fe")],
-                Some("elsewhere"),
-            ),
+            pod("stray", &[("app", "web"), ("tier", "fe")], Some("elsewhere")),
         ];
         let a = analyze(&cs, &pods, &OPTS);
-        let pairs: Vec<(&str, &str, Severity)> = a
-            .findings
-            .iter()
-            .map(|f| (f.a.name.as_str(), f.b.name.as_str(), f.severity))
-            .collect();
+        let pairs: Vec<(&str, &str, Severity)> =
+            a.findings.iter().map(|f| (f.a.name.as_str(), f.b.name.as_str(), f.severity)).collect();
         // api's template {app: api} satisfies loose's selector (a missing tier passes NotIn):
         // a hazard even with no pods. fe and api only overlap logically (app=api,tier=fe).
         assert_eq!(
             pairs,
-            vec![
-                ("api", "loose", Severity::Error),
-                ("fe", "api", Severity::Warning),
-                ("web", "fe", Severity::Error)
-            ]
+            vec![("api", "loose", Severity::Error), ("fe", "api", Severity::Warning), ("web", "fe", Severity::Error)]
         );
         let web_fe = &a.findings[2];
+        assert_eq!(web_fe.template_hazards, vec!["Deployment/web's pod template matches Deployment/fe's selector"]);
         assert_eq!(
-            web_fe.template_hazards,
-            vec!["Deployment/web's pod template matches Deployment/fe's selector"]
-        );
-        assert_eq!(
-            web_fe
-                .shared_pods
-                .iter()
-                .map(|p| (p.name.as_str(), p.owned_by))
-                .collect::<Vec<_>>(),
+            web_fe.shared_pods.iter().map(|p| (p.name.as_str(), p.owned_by)).collect::<Vec<_>>(),
             vec![("web-1", "a"), ("orphan", "none"), ("stray", "other")]
         );
-        assert!(
-            a.disjoint
-                .iter()
-                .any(|d| d.a.name == "web" && d.b.name == "api" && d.separation.key == "app")
-        );
+        assert!(a.disjoint.iter().any(|d| d.a.name == "web" && d.b.name == "api" && d.separation.key == "app"));
     }
 
     #[test]
@@ -560,25 +417,10 @@ mod tests {
         let mut rs2 = ctl("ReplicaSet", "web-2", "app=web", None);
         rs2.owner_uid = Some(d.uid.clone());
         let sts = ctl("StatefulSet", "db", "app=web", None);
-        let a = analyze(
-            &[d.clone(), rs1.clone(), rs2.clone(), sts.clone()],
-            &[],
-            &OPTS,
-        );
+        let a = analyze(&[d.clone(), rs1.clone(), rs2.clone(), sts.clone()], &[], &OPTS);
         assert!(a.findings.is_empty(), "{:?}", a.findings);
-        let cross = analyze(
-            &[d, rs1, rs2, sts],
-            &[],
-            &Options {
-                cross_kind: true,
-                explain: false,
-            },
-        );
-        let pairs: Vec<(&str, &str)> = cross
-            .findings
-            .iter()
-            .map(|f| (f.a.name.as_str(), f.b.name.as_str()))
-            .collect();
+        let cross = analyze(&[d, rs1, rs2, sts], &[], &Options { cross_kind: true, explain: false });
+        let pairs: Vec<(&str, &str)> = cross.findings.iter().map(|f| (f.a.name.as_str(), f.b.name.as_str())).collect();
         assert_eq!(pairs.len(), 3, "{pairs:?}");
         assert!(pairs.iter().all(|(a, b)| *a == "db" || *b == "db"));
     }
@@ -589,19 +431,12 @@ mod tests {
             ctl("PodDisruptionBudget", "pdb-a", "app=web", None),
             ctl("PodDisruptionBudget", "pdb-b", "tier=fe", None),
         ];
-        let pods = vec![
-            pod("p1", &[("app", "web"), ("tier", "fe")], None),
-            pod("p2", &[("app", "web")], None),
-        ];
+        let pods = vec![pod("p1", &[("app", "web"), ("tier", "fe")], None), pod("p2", &[("app", "web")], None)];
         let a = analyze(&cs, &pods, &OPTS);
         assert_eq!(a.pdb_conflicts.len(), 1);
         assert_eq!(a.pdb_conflicts[0].pod, "p1");
         assert_eq!(a.pdb_conflicts[0].budgets, vec!["pdb-a", "pdb-b"]);
-        assert_eq!(
-            a.findings[0].severity,
-            Severity::Error,
-            "a shared pod makes the PDB pair an error"
-        );
+        assert_eq!(a.findings[0].severity, Severity::Error, "a shared pod makes the PDB pair an error");
     }
 
     #[test]
@@ -610,30 +445,14 @@ mod tests {
         let mut cs = Vec::new();
         for app in 0..50 {
             for tier in 0..4 {
-                cs.push(ctl(
-                    "Deployment",
-                    &format!("d-{app}-{tier}"),
-                    &format!("app=a{app},tier=t{tier}"),
-                    None,
-                ));
+                cs.push(ctl("Deployment", &format!("d-{app}-{tier}"), &format!("app=a{app},tier=t{tier}"), None));
             }
         }
         cs.push(ctl("Deployment", "wild-1", "tier=t1", None));
         cs.push(ctl("Deployment", "wild-2", "app notin (a1)", None));
-        let fast = analyze(
-            &cs,
-            &[],
-            &Options {
-                cross_kind: false,
-                explain: false,
-            },
-        );
+        let fast = analyze(&cs, &[], &Options { cross_kind: false, explain: false });
         let n = cs.len();
-        assert!(
-            fast.pairs_compared < n * (n - 1) / 2 / 4,
-            "compared {} pairs",
-            fast.pairs_compared
-        );
+        assert!(fast.pairs_compared < n * (n - 1) / 2 / 4, "compared {} pairs", fast.pairs_compared);
         // Brute force over every pair gives the same findings.
         let mut brute = Vec::new();
         for i in 0..n {

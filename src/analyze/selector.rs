@@ -39,19 +39,14 @@ impl Selector {
     }
 
     pub fn everything() -> Selector {
-        Selector {
-            requirements: Some(Vec::new()),
-        }
+        Selector { requirements: Some(Vec::new()) }
     }
 
     pub fn from_map(map: &BTreeMap<String, String>) -> Selector {
         Selector {
             requirements: Some(
                 map.iter()
-                    .map(|(k, v)| Requirement {
-                        key: k.clone(),
-                        op: Op::In(BTreeSet::from([v.clone()])),
-                    })
+                    .map(|(k, v)| Requirement { key: k.clone(), op: Op::In(BTreeSet::from([v.clone()])) })
                     .collect(),
             ),
         }
@@ -81,14 +76,9 @@ impl Selector {
                 "DoesNotExist" => Op::DoesNotExist,
                 other => return Err(format!("{key}: unknown operator {other:?}")),
             };
-            reqs.push(Requirement {
-                key: key.clone(),
-                op,
-            });
+            reqs.push(Requirement { key: key.clone(), op });
         }
-        Ok(Selector {
-            requirements: Some(reqs),
-        })
+        Ok(Selector { requirements: Some(reqs) })
     }
 
     pub fn matches(&self, labels: &Labels) -> bool {
@@ -105,10 +95,9 @@ impl Selector {
         };
         reqs.iter()
             .filter_map(|r| match &r.op {
-                Op::In(values) if values.len() == 1 => Some((
-                    r.key.as_str(),
-                    values.iter().next().map(String::as_str).unwrap_or_default(),
-                )),
+                Op::In(values) if values.len() == 1 => {
+                    Some((r.key.as_str(), values.iter().next().map(String::as_str).unwrap_or_default()))
+                }
                 _ => None,
             })
             .collect()
@@ -147,12 +136,7 @@ impl fmt::Display for Selector {
         match &self.requirements {
             None => f.write_str("<null: selects nothing>"),
             Some(r) if r.is_empty() => f.write_str("<empty: selects everything>"),
-            Some(r) => f.write_str(
-                &r.iter()
-                    .map(|r| r.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-            ),
+            Some(r) => f.write_str(&r.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(",")),
         }
     }
 }
@@ -169,10 +153,7 @@ pub struct Separation {
 /// `Ok(witness)`: a label set both select. `Err(separation)`: they are disjoint.
 pub fn overlap(a: &Selector, b: &Selector) -> Result<Labels, Separation> {
     let (Some(ra), Some(rb)) = (&a.requirements, &b.requirements) else {
-        return Err(Separation {
-            key: String::new(),
-            reason: "a null selector selects nothing".into(),
-        });
+        return Err(Separation { key: String::new(), reason: "a null selector selects nothing".into() });
     };
     let mut by_key: BTreeMap<&str, Vec<&Op>> = BTreeMap::new();
     for r in ra.iter().chain(rb) {
@@ -186,10 +167,7 @@ pub fn overlap(a: &Selector, b: &Selector) -> Result<Labels, Separation> {
             }
             Ok(None) => {}
             Err(reason) => {
-                return Err(Separation {
-                    key: key.to_string(),
-                    reason,
-                });
+                return Err(Separation { key: key.to_string(), reason });
             }
         }
     }
@@ -217,11 +195,7 @@ fn satisfy(ops: &[&Op]) -> Result<Option<String>, String> {
         }
     }
     if must_not {
-        return if must_exist {
-            Err("one requires the key, the other requires it absent".into())
-        } else {
-            Ok(None)
-        };
+        return if must_exist { Err("one requires the key, the other requires it absent".into()) } else { Ok(None) };
     }
     if let Some(allowed) = allowed {
         return match allowed.iter().find(|v| !excluded.contains(*v)) {
@@ -252,8 +226,7 @@ pub fn parse(text: &str) -> Result<Selector, String> {
         return Ok(Selector::everything());
     }
     loop {
-        let (req, after) =
-            parse_requirement(rest).map_err(|e| format!("invalid selector {text:?}: {e}"))?;
+        let (req, after) = parse_requirement(rest).map_err(|e| format!("invalid selector {text:?}: {e}"))?;
         reqs.push(req);
         let after = after.trim_start();
         if after.is_empty() {
@@ -264,21 +237,13 @@ pub fn parse(text: &str) -> Result<Selector, String> {
             .ok_or_else(|| format!("invalid selector {text:?}: expected ',' before {after:?}"))?;
         rest = rest.trim_start();
     }
-    Ok(Selector {
-        requirements: Some(reqs),
-    })
+    Ok(Selector { requirements: Some(reqs) })
 }
 
 fn parse_requirement(s: &str) -> Result<(Requirement, &str), String> {
     if let Some(after) = s.strip_prefix('!') {
         let (key, rest) = take_key(after.trim_start())?;
-        return Ok((
-            Requirement {
-                key,
-                op: Op::DoesNotExist,
-            },
-            rest,
-        ));
+        return Ok((Requirement { key, op: Op::DoesNotExist }, rest));
     }
     let (key, rest) = take_key(s)?;
     let trimmed = rest.trim_start();
@@ -286,13 +251,7 @@ fn parse_requirement(s: &str) -> Result<(Requirement, &str), String> {
         let (value, after) = take_value(rest.trim_start())?;
         let set = BTreeSet::from([value]);
         let op = if negate { Op::NotIn(set) } else { Op::In(set) };
-        Ok((
-            Requirement {
-                key: key.clone(),
-                op,
-            },
-            after.to_string(),
-        ))
+        Ok((Requirement { key: key.clone(), op }, after.to_string()))
     };
     let (req, after) = if let Some(r) = trimmed.strip_prefix("==") {
         single(r, false)?
@@ -302,30 +261,12 @@ fn parse_requirement(s: &str) -> Result<(Requirement, &str), String> {
         single(r, false)?
     } else if let Some(r) = word(trimmed, "notin") {
         let (values, after) = take_set(r)?;
-        (
-            Requirement {
-                key: key.clone(),
-                op: Op::NotIn(values),
-            },
-            after.to_string(),
-        )
+        (Requirement { key: key.clone(), op: Op::NotIn(values) }, after.to_string())
     } else if let Some(r) = word(trimmed, "in") {
         let (values, after) = take_set(r)?;
-        (
-            Requirement {
-                key: key.clone(),
-                op: Op::In(values),
-            },
-            after.to_string(),
-        )
+        (Requirement { key: key.clone(), op: Op::In(values) }, after.to_string())
     } else {
-        (
-            Requirement {
-                key: key.clone(),
-                op: Op::Exists,
-            },
-            rest.to_string(),
-        )
+        (Requirement { key: key.clone(), op: Op::Exists }, rest.to_string())
     };
     // Hand back a suffix of the input.
     let offset = s.len() - after.len();
@@ -338,28 +279,21 @@ fn word<'a>(s: &'a str, w: &str) -> Option<&'a str> {
 }
 
 fn take_key(s: &str) -> Result<(String, &str), String> {
-    let end = s
-        .find(|c: char| !(c.is_ascii_alphanumeric() || "-_./".contains(c)))
-        .unwrap_or(s.len());
+    let end = s.find(|c: char| !(c.is_ascii_alphanumeric() || "-_./".contains(c))).unwrap_or(s.len());
     let key = &s[..end];
     validate_key(key)?;
     Ok((key.to_string(), &s[end..]))
 }
 
 fn take_value(s: &str) -> Result<(String, &str), String> {
-    let end = s
-        .find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c)))
-        .unwrap_or(s.len());
+    let end = s.find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c))).unwrap_or(s.len());
     let value = &s[..end];
     validate_value(value)?;
     Ok((value.to_string(), &s[end..]))
 }
 
 fn take_set(s: &str) -> Result<(BTreeSet<String>, &str), String> {
-    let s = s
-        .trim_start()
-        .strip_prefix('(')
-        .ok_or("expected '(' after in/notin")?;
+    let s = s.trim_start().strip_prefix('(').ok_or("expected '(' after in/notin")?;
     let close = s.find(')').ok_or("missing ')'")?;
     let mut values = BTreeSet::new();
     for part in s[..close].split(',') {
@@ -383,11 +317,9 @@ pub fn validate_key(key: &str) -> Result<(), String> {
     if let Some(p) = prefix
         && (p.is_empty()
             || p.len() > 253
-            || !p.split('.').all(|l| {
-                !l.is_empty()
-                    && l.bytes()
-                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-            }))
+            || !p
+                .split('.')
+                .all(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')))
     {
         return Err(format!("invalid label key prefix {p:?}"));
     }
@@ -398,17 +330,12 @@ pub fn validate_key(key: &str) -> Result<(), String> {
 }
 
 pub fn validate_value(value: &str) -> Result<(), String> {
-    if value.is_empty() || is_label_name(value) {
-        Ok(())
-    } else {
-        Err(format!("invalid label value {value:?}"))
-    }
+    if value.is_empty() || is_label_name(value) { Ok(()) } else { Err(format!("invalid label value {value:?}")) }
 }
 
 fn is_label_name(s: &str) -> bool {
     s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
         && s.starts_with(|c: char| c.is_ascii_alphanumeric())
         && s.ends_with(|c: char| c.is_ascii_alphanumeric())
 }
@@ -423,23 +350,16 @@ mod tests {
     }
 
     fn labels(pairs: &[(&str, &str)]) -> Labels {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
     #[test]
     fn parses_kubectl_syntax() {
         let s = sel("app=web, tier in (a,b),env notin (prod), !legacy,track, x==y,z!=w");
-        assert_eq!(
-            s.to_string(),
-            "app=web,tier in (a,b),env!=prod,!legacy,track,x=y,z!=w"
-        );
-        for bad in [
-            "a in (", "a in ()", "=x", "a=b,", "a b", "a in x", "-a=b", "a=b c", "a=-x", "a/=b",
-            "/a=b", "a.-=b",
-        ] {
+        assert_eq!(s.to_string(), "app=web,tier in (a,b),env!=prod,!legacy,track,x=y,z!=w");
+        for bad in
+            ["a in (", "a in ()", "=x", "a=b,", "a b", "a in x", "-a=b", "a=b c", "a=-x", "a/=b", "/a=b", "a.-=b"]
+        {
             assert!(parse(bad).is_err(), "{bad:?} should not parse");
         }
         assert_eq!(parse("").unwrap(), Selector::everything());
@@ -460,14 +380,9 @@ mod tests {
         let w = overlap(&sel("app=web"), &sel("app in (web,api),tier")).unwrap();
         assert_eq!(w.get("app").map(String::as_str), Some("web"));
         assert!(w.contains_key("tier"));
+        assert_eq!(overlap(&sel("app=web"), &sel("app=api")).unwrap_err().key, "app");
         assert_eq!(
-            overlap(&sel("app=web"), &sel("app=api")).unwrap_err().key,
-            "app"
-        );
-        assert_eq!(
-            overlap(&sel("app in (a,b)"), &sel("app notin (a,b)"))
-                .unwrap_err()
-                .reason,
+            overlap(&sel("app in (a,b)"), &sel("app notin (a,b)")).unwrap_err().reason,
             "every In value is excluded by NotIn"
         );
         assert!(overlap(&sel("app"), &sel("!app")).is_err());
@@ -482,44 +397,25 @@ mod tests {
     #[test]
     fn selector_objects() {
         let ml = BTreeMap::from([("app".to_string(), "web".to_string())]);
-        let s = Selector::from_parts(
-            Some(&ml),
-            &[("tier".into(), "NotIn".into(), vec!["db".into()])],
-        )
-        .unwrap();
+        let s = Selector::from_parts(Some(&ml), &[("tier".into(), "NotIn".into(), vec!["db".into()])]).unwrap();
         assert_eq!(s.to_string(), "app=web,tier!=db");
         assert!(Selector::from_parts(None, &[("a".into(), "In".into(), vec![])]).is_err());
-        assert!(
-            Selector::from_parts(None, &[("a".into(), "Exists".into(), vec!["x".into()])]).is_err()
-        );
-        assert!(
-            Selector::from_parts(None, &[("a".into(), "Gt".into(), vec!["1".into()])]).is_err()
-        );
-        assert_eq!(
-            Selector::from_parts(None, &[]).unwrap(),
-            Selector::everything()
-        );
+        assert!(Selector::from_parts(None, &[("a".into(), "Exists".into(), vec!["x".into()])]).is_err());
+        assert!(Selector::from_parts(None, &[("a".into(), "Gt".into(), vec!["1".into()])]).is_err());
+        assert_eq!(Selector::from_parts(None, &[]).unwrap(), Selector::everything());
     }
 
     const KEYS: [&str; 3] = ["a", "b", "c"];
     const VALUES: [&str; 3] = ["x", "y", "z"];
 
     fn op() -> impl Strategy<Value = Op> {
-        let set = proptest::collection::btree_set(
-            proptest::sample::select(VALUES.to_vec()).prop_map(String::from),
-            1..=3,
-        );
-        prop_oneof![
-            set.clone().prop_map(Op::In),
-            set.prop_map(Op::NotIn),
-            Just(Op::Exists),
-            Just(Op::DoesNotExist),
-        ]
+        let set =
+            proptest::collection::btree_set(proptest::sample::select(VALUES.to_vec()).prop_map(String::from), 1..=3);
+        prop_oneof![set.clone().prop_map(Op::In), set.prop_map(Op::NotIn), Just(Op::Exists), Just(Op::DoesNotExist),]
     }
 
     fn selector() -> impl Strategy<Value = Selector> {
-        let req = (proptest::sample::select(KEYS.to_vec()), op())
-            .prop_map(|(k, op)| Requirement { key: k.into(), op });
+        let req = (proptest::sample::select(KEYS.to_vec()), op()).prop_map(|(k, op)| Requirement { key: k.into(), op });
         prop_oneof![
             1 => Just(Selector::nothing()),
             9 => proptest::collection::vec(req, 0..4).prop_map(|r| Selector { requirements: Some(r) }),

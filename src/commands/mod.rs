@@ -1,6 +1,7 @@
 //! One module per subcommand: each fetches a snapshot, analyzes it, and renders it.
 
 pub mod completion;
+pub mod fields;
 pub mod leases;
 pub mod overlaps;
 pub mod version;
@@ -18,5 +19,6 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
         Command::Completion(args) => completion::run(&args),
         Command::Leases(args) => leases::run(&cli.connection, &printer, &args).await,
         Command::Overlaps(args) => overlaps::run(&cli.connection, &printer, &args).await,
+        Command::Fields(args) => fields::run(&cli.connection, &printer, &args).await,
     }
 }

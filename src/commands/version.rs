@@ -72,22 +72,13 @@ pub struct UserInfo {
     pub extra: BTreeMap<String, Vec<String>>,
 }
 
-pub async fn run(
-    conn_args: &ConnectionArgs,
-    printer: &Printer,
-    args: &VersionArgs,
-) -> Result<Outcome> {
+pub async fn run(conn_args: &ConnectionArgs, printer: &Printer, args: &VersionArgs) -> Result<Outcome> {
     let client = ClientVersion {
         version: env!("CARGO_PKG_VERSION").to_string(),
         platform: format!("{}/{}", std::env::consts::OS, go_arch()),
     };
-    let mut report = VersionReport {
-        api_version: SCHEMA_VERSION,
-        kind: "VersionReport",
-        client,
-        server: None,
-        connection: None,
-    };
+    let mut report =
+        VersionReport { api_version: SCHEMA_VERSION, kind: "VersionReport", client, server: None, connection: None };
     if !args.client {
         let session = Session::open(conn_args).await?;
         let (server, _) = session.get_json::<ServerVersion>("/version").await?;
@@ -125,8 +116,7 @@ async fn who_am_i(session: &Session) -> Result<UserInfo, crate::connect::Request
         user_info: Option<UserInfo>,
     }
     let path = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
-    let body =
-        serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    let body = serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
     let reply = session.conn.ask(path, &body).await?;
     let review: Review = crate::connect::decode(&reply, path, session.conn.server())?;
     Ok(review.status.and_then(|s| s.user_info).unwrap_or_default())
@@ -145,12 +135,7 @@ fn render_text(report: &VersionReport, wide: bool) -> String {
         }
     }
     if let Some(c) = &report.connection {
-        lines.push((
-            "Context",
-            c.context
-                .clone()
-                .unwrap_or_else(|| "(none: --server)".into()),
-        ));
+        lines.push(("Context", c.context.clone().unwrap_or_else(|| "(none: --server)".into())));
         lines.push(("Server", c.server.clone()));
         lines.push(("Namespace", c.namespace.clone()));
         match &c.user {
@@ -165,10 +150,7 @@ fn render_text(report: &VersionReport, wide: bool) -> String {
         }
     }
     let width = lines.iter().map(|(k, _)| k.len()).max().unwrap_or(0) + 1;
-    lines
-        .iter()
-        .map(|(k, v)| format!("{:<width$} {v}\n", format!("{k}:"), width = width))
-        .collect()
+    lines.iter().map(|(k, v)| format!("{:<width$} {v}\n", format!("{k}:"), width = width)).collect()
 }
 
 /// Architecture names as Go and kubectl spell them.

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-pub const TIMEOUT_HINT: &str = "a whole number of seconds, or numbers with units ns, us, ms, s, m, h (e.g. 30s, 1m, 1h30m); 0 means no timeout";
+pub const TIMEOUT_HINT: &str =
+    "a whole number of seconds, or numbers with units ns, us, ms, s, m, h (e.g. 30s, 1m, 1h30m); 0 means no timeout";
 
 /// Parses a timeout; `Ok(None)` means "no timeout".
 pub fn parse_timeout(text: &str) -> Result<Option<Duration>, String> {
@@ -48,9 +49,7 @@ fn parse_go_duration(text: &str) -> Option<u128> {
         if int_part.is_empty() && frac_part.is_empty() {
             return None;
         }
-        let unit_len = after
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(after.len());
+        let unit_len = after.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(after.len());
         let (unit, after) = after.split_at(unit_len);
         let scale: u128 = match unit {
             "ns" => 1,
@@ -61,11 +60,7 @@ fn parse_go_duration(text: &str) -> Option<u128> {
             "h" => 3_600_000_000_000,
             _ => return None,
         };
-        let int: u128 = if int_part.is_empty() {
-            0
-        } else {
-            int_part.parse().ok()?
-        };
+        let int: u128 = if int_part.is_empty() { 0 } else { int_part.parse().ok()? };
         let mut value = int.checked_mul(scale)?;
         // Fraction digits beyond nanosecond precision are dropped, as Go does.
         let mut place = scale;
@@ -110,20 +105,7 @@ mod tests {
 
     #[test]
     fn rejects_garbage() {
-        for bad in [
-            "",
-            "s",
-            "1x",
-            "-1s",
-            "-5",
-            "1.s.",
-            "1 s",
-            "abc",
-            "1m-",
-            "..5s",
-            "1e3s",
-            "99999999999999999999h",
-        ] {
+        for bad in ["", "s", "1x", "-1s", "-5", "1.s.", "1 s", "abc", "1m-", "..5s", "1e3s", "99999999999999999999h"] {
             let err = parse_timeout(bad).unwrap_err();
             assert!(err.starts_with("invalid --request-timeout"), "{bad}: {err}");
         }

@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use kube::config::{
-    AuthInfo, Cluster, Context, KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster,
-    NamedContext,
+    AuthInfo, Cluster, Context, KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
 };
 
 use super::duration::parse_timeout;
@@ -35,39 +34,22 @@ pub async fn resolve(args: &ConnectionArgs) -> Result<Target> {
     let request_timeout = parse_timeout(&args.request_timeout).map_err(usage)?;
     let loaded = load_kubeconfig(args.kubeconfig.as_deref())?;
     let (kubeconfig, context, server, context_namespace) = select(args, loaded)?;
-    let options = KubeConfigOptions {
-        context: Some(SYNTHETIC.into()),
-        cluster: None,
-        user: None,
-    };
+    let options = KubeConfigOptions { context: Some(SYNTHETIC.into()), cluster: None, user: None };
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
         .await
         .map_err(|e| usage(format!("kubeconfig: {e}")))?;
-    config.headers.push((
-        http::header::USER_AGENT,
-        http::HeaderValue::from_static(USER_AGENT),
-    ));
+    config.headers.push((http::header::USER_AGENT, http::HeaderValue::from_static(USER_AGENT)));
     if let Some(timeout) = request_timeout {
         config.connect_timeout = Some(timeout);
         config.read_timeout = Some(timeout);
         config.write_timeout = Some(timeout);
         config.reset_reader_on_write = true;
     }
-    let namespace = args
-        .namespace
-        .clone()
-        .or(context_namespace)
-        .unwrap_or_else(|| "default".into());
+    let namespace = args.namespace.clone().or(context_namespace).unwrap_or_else(|| "default".into());
     if namespace.is_empty() {
         return Err(usage("a namespace must not be empty (-n)"));
     }
-    Ok(Target {
-        config,
-        context,
-        server,
-        namespace,
-        request_timeout,
-    })
+    Ok(Target { config, context, server, namespace, request_timeout })
 }
 
 /// Reads `--kubeconfig` (must exist), else every existing file of `$KUBECONFIG`
@@ -76,30 +58,20 @@ pub async fn resolve(args: &ConnectionArgs) -> Result<Target> {
 pub fn load_kubeconfig(explicit: Option<&Path>) -> Result<Option<Kubeconfig>> {
     if let Some(path) = explicit {
         if !path.exists() {
-            return Err(usage(format!(
-                "kubeconfig {}: no such file",
-                path.display()
-            )));
+            return Err(usage(format!("kubeconfig {}: no such file", path.display())));
         }
         return read_one(path).map(Some);
     }
     let paths: Vec<PathBuf> = match std::env::var_os("KUBECONFIG") {
-        Some(value) if !value.is_empty() => std::env::split_paths(&value)
-            .filter(|p| p.exists())
-            .collect(),
-        _ => home_kubeconfig()
-            .into_iter()
-            .filter(|p| p.exists())
-            .collect(),
+        Some(value) if !value.is_empty() => std::env::split_paths(&value).filter(|p| p.exists()).collect(),
+        _ => home_kubeconfig().into_iter().filter(|p| p.exists()).collect(),
     };
     let mut merged: Option<Kubeconfig> = None;
     for path in paths {
         let next = read_one(&path)?;
         merged = Some(match merged {
             None => next,
-            Some(m) => m
-                .merge(next)
-                .map_err(|e| usage(format!("kubeconfig {}: {e}", path.display())))?,
+            Some(m) => m.merge(next).map_err(|e| usage(format!("kubeconfig {}: {e}", path.display())))?,
         });
     }
     Ok(merged)
@@ -129,10 +101,7 @@ fn select(
     loaded: Option<Kubeconfig>,
 ) -> Result<(Kubeconfig, Option<String>, String, Option<String>)> {
     let kc = loaded.unwrap_or_default();
-    let context_name = args
-        .context
-        .clone()
-        .or_else(|| kc.current_context.clone().filter(|c| !c.is_empty()));
+    let context_name = args.context.clone().or_else(|| kc.current_context.clone().filter(|c| !c.is_empty()));
     let context: Context = match &context_name {
         Some(name) => kc
             .contexts
@@ -147,23 +116,16 @@ fn select(
             ));
         }
         None => {
-            return Err(usage(
-                "the kubeconfig sets no current-context: pass --context NAME",
-            ));
+            return Err(usage("the kubeconfig sets no current-context: pass --context NAME"));
         }
     };
 
-    let cluster_name = args
-        .cluster
-        .clone()
-        .unwrap_or_else(|| context.cluster.clone());
+    let cluster_name = args.cluster.clone().unwrap_or_else(|| context.cluster.clone());
     let mut cluster: Cluster = match kc.clusters.iter().find(|c| c.name == cluster_name) {
         Some(found) => found.cluster.clone().unwrap_or_default(),
         None if args.server.is_some() && args.cluster.is_none() => Cluster::default(),
         None => {
-            return Err(usage(format!(
-                "cluster {cluster_name:?} not found in kubeconfig"
-            )));
+            return Err(usage(format!("cluster {cluster_name:?} not found in kubeconfig")));
         }
     };
     let user_name = args.user.clone().or_else(|| context.user.clone());
@@ -183,23 +145,13 @@ fn select(
     apply_user_overrides(args, &mut user);
     let server = cluster.server.clone().unwrap_or_default();
     if server.is_empty() {
-        return Err(usage(format!(
-            "cluster {cluster_name:?} has no server address (set --server)"
-        )));
+        return Err(usage(format!("cluster {cluster_name:?} has no server address (set --server)")));
     }
 
     let namespace = context.namespace.clone().filter(|n| !n.is_empty());
     let synthetic = Kubeconfig {
-        clusters: vec![NamedCluster {
-            name: SYNTHETIC.into(),
-            cluster: Some(cluster),
-            ..Default::default()
-        }],
-        auth_infos: vec![NamedAuthInfo {
-            name: SYNTHETIC.into(),
-            auth_info: Some(user),
-            ..Default::default()
-        }],
+        clusters: vec![NamedCluster { name: SYNTHETIC.into(), cluster: Some(cluster), ..Default::default() }],
+        auth_infos: vec![NamedAuthInfo { name: SYNTHETIC.into(), auth_info: Some(user), ..Default::default() }],
         contexts: vec![NamedContext {
             name: SYNTHETIC.into(),
             context: Some(Context {
@@ -218,22 +170,15 @@ fn select(
 
 fn apply_cluster_overrides(args: &ConnectionArgs, cluster: &mut Cluster) -> Result<()> {
     if let Some(server) = &args.server {
-        let uri: http::Uri = server
-            .parse()
-            .map_err(|_| usage(format!("invalid --server {server:?}")))?;
+        let uri: http::Uri = server.parse().map_err(|_| usage(format!("invalid --server {server:?}")))?;
         if uri.scheme().is_none() || uri.host().is_none() {
-            return Err(usage(format!(
-                "invalid --server {server:?}: expected https://HOST[:PORT]"
-            )));
+            return Err(usage(format!("invalid --server {server:?}: expected https://HOST[:PORT]")));
         }
         cluster.server = Some(server.clone());
     }
     if let Some(ca) = &args.certificate_authority {
         if !ca.is_file() {
-            return Err(usage(format!(
-                "--certificate-authority {}: no such file",
-                ca.display()
-            )));
+            return Err(usage(format!("--certificate-authority {}: no such file", ca.display())));
         }
         cluster.certificate_authority = Some(ca.display().to_string());
         cluster.certificate_authority_data = None;
@@ -298,10 +243,7 @@ users:
     }
 
     fn args() -> ConnectionArgs {
-        ConnectionArgs {
-            request_timeout: "0".into(),
-            ..Default::default()
-        }
+        ConnectionArgs { request_timeout: "0".into(), ..Default::default() }
     }
 
     #[test]
@@ -314,47 +256,20 @@ users:
 
     #[test]
     fn context_and_cluster_flags_select_entries() {
-        let a = ConnectionArgs {
-            context: Some("other".into()),
-            ..args()
-        };
+        let a = ConnectionArgs { context: Some("other".into()), ..args() };
         let (_, _, server, ns) = select(&a, Some(kubeconfig())).unwrap();
         assert_eq!(server, "https://127.0.0.2:6443");
         assert_eq!(ns, None);
-        let a = ConnectionArgs {
-            cluster: Some("c2".into()),
-            ..args()
-        };
-        assert_eq!(
-            select(&a, Some(kubeconfig())).unwrap().2,
-            "https://127.0.0.2:6443"
-        );
+        let a = ConnectionArgs { cluster: Some("c2".into()), ..args() };
+        assert_eq!(select(&a, Some(kubeconfig())).unwrap().2, "https://127.0.0.2:6443");
     }
 
     #[test]
     fn unknown_names_are_usage_errors() {
         for (a, want) in [
-            (
-                ConnectionArgs {
-                    context: Some("nope".into()),
-                    ..args()
-                },
-                "context \"nope\" not found",
-            ),
-            (
-                ConnectionArgs {
-                    cluster: Some("nope".into()),
-                    ..args()
-                },
-                "cluster \"nope\" not found",
-            ),
-            (
-                ConnectionArgs {
-                    user: Some("nope".into()),
-                    ..args()
-                },
-                "user \"nope\" not found",
-            ),
+            (ConnectionArgs { context: Some("nope".into()), ..args() }, "context \"nope\" not found"),
+            (ConnectionArgs { cluster: Some("nope".into()), ..args() }, "cluster \"nope\" not found"),
+            (ConnectionArgs { user: Some("nope".into()), ..args() }, "user \"nope\" not found"),
         ] {
             let err = select(&a, Some(kubeconfig())).unwrap_err();
             assert!(err.to_string().contains(want), "{err}");
@@ -376,26 +291,14 @@ users:
         assert_eq!(server, "https://10.1.2.3:443");
         let user = kc.auth_infos[0].auth_info.clone().unwrap();
         assert_eq!(user.impersonate.as_deref(), Some("jane"));
-        assert_eq!(
-            user.impersonate_groups,
-            Some(vec!["g1".into(), "g2".into()])
-        );
+        assert_eq!(user.impersonate_groups, Some(vec!["g1".into(), "g2".into()]));
         assert!(user.token.is_some());
     }
 
     #[test]
     fn token_flag_replaces_other_credentials() {
-        let mut user = AuthInfo {
-            client_certificate: Some("/x".into()),
-            ..Default::default()
-        };
-        apply_user_overrides(
-            &ConnectionArgs {
-                token: Some("t".into()),
-                ..args()
-            },
-            &mut user,
-        );
+        let mut user = AuthInfo { client_certificate: Some("/x".into()), ..Default::default() };
+        apply_user_overrides(&ConnectionArgs { token: Some("t".into()), ..args() }, &mut user);
         assert!(user.client_certificate.is_none() && user.token.is_some());
     }
 
@@ -403,15 +306,7 @@ users:
     fn nothing_to_connect_to() {
         let err = select(&args(), None).unwrap_err();
         assert!(err.to_string().starts_with("no kubeconfig found"), "{err}");
-        let bad = ConnectionArgs {
-            server: Some("not a url".into()),
-            ..args()
-        };
-        assert!(
-            select(&bad, None)
-                .unwrap_err()
-                .to_string()
-                .contains("invalid --server")
-        );
+        let bad = ConnectionArgs { server: Some("not a url".into()), ..args() };
+        assert!(select(&bad, None).unwrap_err().to_string().contains("invalid --server"));
     }
 }

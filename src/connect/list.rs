@@ -80,12 +80,7 @@ pub async fn list_all<T: DeserializeOwned>(
             match page.metadata.continue_token.filter(|t| !t.is_empty()) {
                 Some(next) => token = Some(next),
                 None => {
-                    return Ok(Listed {
-                        items,
-                        server_time,
-                        resource_version,
-                        restarts,
-                    });
+                    return Ok(Listed { items, server_time, resource_version, restarts });
                 }
             }
         }
@@ -97,9 +92,7 @@ pub fn encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for b in value.bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(b as char)
-            }
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
             _ => out.push_str(&format!("%{b:02X}")),
         }
     }

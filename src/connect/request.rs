@@ -29,12 +29,8 @@ impl Accept {
     pub fn header_value(self) -> &'static str {
         match self {
             Accept::Json => "application/json",
-            Accept::MetadataList => {
-                "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
-            }
-            Accept::Metadata => {
-                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
-            }
+            Accept::MetadataList => "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+            Accept::Metadata => "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
             Accept::AggregatedDiscovery => {
                 "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
             }
@@ -98,11 +94,7 @@ impl fmt::Display for RequestError {
                 }
                 Ok(())
             }
-            None => write!(
-                f,
-                "cannot reach the API server at {}: {}",
-                self.server, self.message
-            ),
+            None => write!(f, "cannot reach the API server at {}: {}", self.server, self.message),
         }
     }
 }
@@ -118,18 +110,9 @@ pub struct Conn {
 
 impl Conn {
     pub fn new(target: &Target) -> anyhow::Result<Conn> {
-        let client = kube::Client::try_from(target.config.clone()).map_err(|e| {
-            crate::error::usage(format!(
-                "cannot set up a client for {}: {}",
-                target.server,
-                flat(&e)
-            ))
-        })?;
-        Ok(Conn {
-            client,
-            server: target.server.trim_end_matches('/').to_string(),
-            timeout: target.request_timeout,
-        })
+        let client = kube::Client::try_from(target.config.clone())
+            .map_err(|e| crate::error::usage(format!("cannot set up a client for {}: {}", target.server, flat(&e))))?;
+        Ok(Conn { client, server: target.server.trim_end_matches('/').to_string(), timeout: target.request_timeout })
     }
 
     pub fn server(&self) -> &str {
@@ -149,10 +132,7 @@ impl Conn {
 
     /// POST a review object (SelfSubjectReview, SelfSubjectAccessReview): a question, not a write.
     pub async fn ask(&self, path: &str, body: &serde_json::Value) -> Result<Reply, RequestError> {
-        assert!(
-            REVIEW_PATHS.contains(&path),
-            "kubectl-coord only creates review objects, not {path}"
-        );
+        assert!(REVIEW_PATHS.contains(&path), "kubectl-coord only creates review objects, not {path}");
         let request = Request::builder()
             .method(Method::POST)
             .uri(path)
@@ -186,40 +166,24 @@ impl Conn {
             Some(limit) => match tokio::time::timeout(limit, call).await {
                 Ok(r) => r,
                 Err(_) => {
-                    return Err(fail(
-                        None,
-                        String::new(),
-                        format!("no answer within --request-timeout {limit:?}"),
-                    ));
+                    return Err(fail(None, String::new(), format!("no answer within --request-timeout {limit:?}")));
                 }
             },
         };
         let response = match response {
             Ok(r) => r,
             Err(kube::Error::Api(status)) => {
-                return Err(fail(
-                    Some(status.code),
-                    status.reason.clone(),
-                    status.message.clone(),
-                ));
+                return Err(fail(Some(status.code), status.reason.clone(), status.message.clone()));
             }
             Err(e) => return Err(fail(None, String::new(), flat(&e))),
         };
         if !response.status().is_success() {
             let code = response.status().as_u16();
-            let body = response
-                .into_body()
-                .collect_bytes()
-                .await
-                .map(|b| b.to_vec())
-                .unwrap_or_default();
+            let body = response.into_body().collect_bytes().await.map(|b| b.to_vec()).unwrap_or_default();
             let (reason, message) = status_text(&body);
             return Err(fail(Some(code), reason, message));
         }
-        Ok(WatchStream {
-            body: response.into_body(),
-            buffer: Vec::new(),
-        })
+        Ok(WatchStream { body: response.into_body(), buffer: Vec::new() })
     }
 
     async fn send(&self, request: Request<Vec<u8>>) -> Result<Reply, RequestError> {
@@ -234,19 +198,12 @@ impl Conn {
             message,
         };
         let call = async {
-            let response = self
-                .client
-                .send(request.map(kube::client::Body::from))
-                .await;
+            let response = self.client.send(request.map(kube::client::Body::from)).await;
             let response = match response {
                 Ok(r) => r,
                 // kube turns error statuses it recognises into Error::Api.
                 Err(kube::Error::Api(status)) => {
-                    return Err(fail(
-                        Some(status.code),
-                        status.reason.clone(),
-                        status.message.clone(),
-                    ));
+                    return Err(fail(Some(status.code), status.reason.clone(), status.message.clone()));
                 }
                 Err(e) => return Err(fail(None, String::new(), flat(&e))),
             };
@@ -255,22 +212,12 @@ impl Conn {
                 .headers()
                 .get(header::DATE)
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| {
-                    jiff::fmt::rfc2822::DateTimeParser::new()
-                        .parse_timestamp(v)
-                        .ok()
-                });
+                .and_then(|v| jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(v).ok());
             let body = response
                 .into_body()
                 .collect_bytes()
                 .await
-                .map_err(|e| {
-                    fail(
-                        None,
-                        String::new(),
-                        format!("reading the response: {}", flat(&e)),
-                    )
-                })?
+                .map_err(|e| fail(None, String::new(), format!("reading the response: {}", flat(&e))))?
                 .to_vec();
             if !status.is_success() {
                 let (reason, message) = status_text(&body);
@@ -281,11 +228,7 @@ impl Conn {
         match self.timeout {
             None => call.await,
             Some(limit) => tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
-                Err(fail(
-                    None,
-                    String::new(),
-                    format!("no answer within --request-timeout {limit:?}"),
-                ))
+                Err(fail(None, String::new(), format!("no answer within --request-timeout {limit:?}")))
             }),
         }
     }
@@ -333,15 +276,7 @@ fn status_text(body: &[u8]) -> (String, String) {
     }
     match serde_json::from_slice::<Status>(body) {
         Ok(s) => (s.reason, s.message),
-        Err(_) => (
-            String::new(),
-            String::from_utf8_lossy(body)
-                .chars()
-                .take(200)
-                .collect::<String>()
-                .trim()
-                .into(),
-        ),
+        Err(_) => (String::new(), String::from_utf8_lossy(body).chars().take(200).collect::<String>().trim().into()),
     }
 }
 
@@ -369,28 +304,14 @@ mod tests {
     #[test]
     fn status_bodies_and_plain_bodies() {
         let body = br#"{"kind":"Status","reason":"Forbidden","message":"leases is forbidden"}"#;
-        assert_eq!(
-            status_text(body),
-            ("Forbidden".into(), "leases is forbidden".into())
-        );
-        assert_eq!(
-            status_text(b"  upstream gone \n"),
-            (String::new(), "upstream gone".into())
-        );
+        assert_eq!(status_text(body), ("Forbidden".into(), "leases is forbidden".into()));
+        assert_eq!(status_text(b"  upstream gone \n"), (String::new(), "upstream gone".into()));
     }
 
     #[test]
     fn metadata_accept_headers_ask_for_partial_object_metadata() {
-        assert!(
-            Accept::MetadataList
-                .header_value()
-                .contains("as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
-        );
-        assert!(
-            Accept::Metadata
-                .header_value()
-                .contains("as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
-        );
+        assert!(Accept::MetadataList.header_value().contains("as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"));
+        assert!(Accept::Metadata.header_value().contains("as=PartialObjectMetadata;g=meta.k8s.io;v=v1"));
     }
 
     #[test]
@@ -403,9 +324,6 @@ mod tests {
             reason: String::new(),
             message: "connection refused".into(),
         };
-        assert_eq!(
-            e.to_string(),
-            "cannot reach the API server at https://127.0.0.1:1: connection refused"
-        );
+        assert_eq!(e.to_string(), "cannot reach the API server at https://127.0.0.1:1: connection refused");
     }
 }

@@ -68,10 +68,7 @@ impl Printer {
 /// Writes to stdout; a closed pipe (`| head`) ends the program quietly, as kubectl does.
 pub fn out(text: &str) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush())
-    {
+    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
         other => Ok(other?),
     }

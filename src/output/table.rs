@@ -1,8 +1,6 @@
 //! kubectl-style tables: no borders, upper-case headers, three spaces between columns.
 
-use comfy_table::{
-    Attribute, Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, presets,
-};
+use comfy_table::{Attribute, Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, presets};
 
 /// How a cell is coloured when colour is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -23,27 +21,18 @@ pub struct Styled {
 
 impl From<&str> for Styled {
     fn from(text: &str) -> Styled {
-        Styled {
-            text: text.into(),
-            tone: Tone::Plain,
-        }
+        Styled { text: text.into(), tone: Tone::Plain }
     }
 }
 
 impl From<String> for Styled {
     fn from(text: String) -> Styled {
-        Styled {
-            text,
-            tone: Tone::Plain,
-        }
+        Styled { text, tone: Tone::Plain }
     }
 }
 
 pub fn styled(text: impl Into<String>, tone: Tone) -> Styled {
-    Styled {
-        text: text.into(),
-        tone,
-    }
+    Styled { text: text.into(), tone }
 }
 
 pub struct Grid {
@@ -53,10 +42,7 @@ pub struct Grid {
 
 impl Grid {
     pub fn new(headers: Vec<&'static str>) -> Grid {
-        Grid {
-            headers,
-            rows: Vec::new(),
-        }
+        Grid { headers, rows: Vec::new() }
     }
 
     pub fn row(&mut self, cells: Vec<Styled>) {
@@ -74,9 +60,7 @@ impl Grid {
             return String::new();
         }
         let mut table = Table::new();
-        table
-            .load_preset(presets::NOTHING)
-            .set_content_arrangement(ContentArrangement::Disabled);
+        table.load_preset(presets::NOTHING).set_content_arrangement(ContentArrangement::Disabled);
         if color {
             table.enforce_styling();
         } else {
@@ -94,10 +78,7 @@ impl Grid {
             column.set_cell_alignment(CellAlignment::Left);
             column.set_constraint(ColumnConstraint::ContentWidth);
         }
-        let mut text: String = table
-            .lines()
-            .map(|l| l.trim_end().to_string() + "\n")
-            .collect();
+        let mut text: String = table.lines().map(|l| l.trim_end().to_string() + "\n").collect();
         if text.is_empty() {
             text.push('\n');
         }
@@ -129,10 +110,7 @@ mod tests {
         g.row(vec!["kube-scheduler".into(), "host_1".into()]);
         g.row(vec!["a".into(), styled("", Tone::Bad)]);
         let text = g.render(false, false);
-        assert_eq!(
-            text,
-            "NAME             HOLDER\nkube-scheduler   host_1\na\n"
-        );
+        assert_eq!(text, "NAME             HOLDER\nkube-scheduler   host_1\na\n");
     }
 
     #[test]

@@ -14,11 +14,7 @@ pub fn cluster() -> Cluster {
     let dir = std::env::var_os("COORD_TEST_CLUSTER").map(PathBuf::from).unwrap_or_else(|| {
         panic!("COORD_TEST_CLUSTER is not set: run the suite with tests/run.sh, which starts the local control plane")
     });
-    assert!(
-        dir.join("admin.kubeconfig").is_file(),
-        "no cluster in {}: run tests/run.sh",
-        dir.display()
-    );
+    assert!(dir.join("admin.kubeconfig").is_file(), "no cluster in {}: run tests/run.sh", dir.display());
     Cluster { dir }
 }
 
@@ -30,10 +26,7 @@ impl Cluster {
         self.dir.join("bin")
     }
     pub fn limited_namespace(&self) -> String {
-        std::fs::read_to_string(self.dir.join("limited.namespace"))
-            .unwrap()
-            .trim()
-            .to_string()
+        std::fs::read_to_string(self.dir.join("limited.namespace")).unwrap().trim().to_string()
     }
     pub fn env(&self, key: &str) -> String {
         let text = std::fs::read_to_string(self.dir.join("cluster.env")).unwrap();
@@ -46,18 +39,14 @@ impl Cluster {
     /// Runs the built plugin binary with KUBECONFIG pointing at `who`'s kubeconfig.
     pub fn coord(&self, who: &str, args: &[&str]) -> Run {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));
-        cmd.args(args)
-            .env("KUBECONFIG", self.kubeconfig(who))
-            .env_remove("NO_COLOR");
+        cmd.args(args).env("KUBECONFIG", self.kubeconfig(who)).env_remove("NO_COLOR");
         Run::of(cmd)
     }
 
     /// Runs the built plugin with no kubeconfig from the environment at all.
     pub fn coord_bare(&self, args: &[&str]) -> Run {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));
-        cmd.args(args)
-            .env_remove("KUBECONFIG")
-            .env("HOME", self.dir.join("no-home"));
+        cmd.args(args).env_remove("KUBECONFIG").env("HOME", self.dir.join("no-home"));
         Run::of(cmd)
     }
 
@@ -80,57 +69,30 @@ impl Cluster {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("kubectl apply");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(manifest.as_bytes())
-            .unwrap();
+        child.stdin.take().unwrap().write_all(manifest.as_bytes()).unwrap();
         let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "kubectl apply failed: {}\n{manifest}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "kubectl apply failed: {}\n{manifest}", String::from_utf8_lossy(&out.stderr));
     }
 
     /// Creates a namespace with a unique suffix, so a test can run twice on one cluster.
     pub fn fresh_namespace(&self, prefix: &str) -> String {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        let name = format!(
-            "{prefix}-{:x}",
-            (std::process::id() as u64) << 20 ^ u64::from(nanos >> 10)
-        );
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+        let name = format!("{prefix}-{:x}", (std::process::id() as u64) << 20 ^ u64::from(nanos >> 10));
         self.namespace(&name);
         name
     }
 
     /// Creates a namespace (idempotent).
     pub fn namespace(&self, name: &str) {
-        self.apply(&format!(
-            "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n"
-        ));
+        self.apply(&format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n"));
     }
 
     /// Runs `kubectl coord ...` through kubectl's plugin discovery: kubectl-coord on PATH.
     pub fn kubectl_plugin(&self, who: &str, args: &[&str]) -> Run {
-        let plugin_dir = Path::new(env!("CARGO_BIN_EXE_kubectl-coord"))
-            .parent()
-            .unwrap()
-            .to_path_buf();
-        let path = format!(
-            "{}:{}:/usr/bin:/bin",
-            plugin_dir.display(),
-            self.bin().display()
-        );
+        let plugin_dir = Path::new(env!("CARGO_BIN_EXE_kubectl-coord")).parent().unwrap().to_path_buf();
+        let path = format!("{}:{}:/usr/bin:/bin", plugin_dir.display(), self.bin().display());
         let mut cmd = Command::new(self.bin().join("kubectl"));
-        cmd.arg("coord")
-            .args(args)
-            .env("PATH", path)
-            .env("KUBECONFIG", self.kubeconfig(who));
+        cmd.arg("coord").args(args).env("PATH", path).env("KUBECONFIG", self.kubeconfig(who));
         Run::of(cmd)
     }
 }
@@ -145,13 +107,7 @@ pub struct Run {
 impl Run {
     pub fn of(mut cmd: Command) -> Run {
         let describe = format!("{cmd:?}");
-        let Output {
-            status,
-            stdout,
-            stderr,
-        } = cmd
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {describe}: {e}"));
+        let Output { status, stdout, stderr } = cmd.output().unwrap_or_else(|e| panic!("cannot run {describe}: {e}"));
         Run {
             code: status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
@@ -162,11 +118,7 @@ impl Run {
 
     #[track_caller]
     pub fn ok(self) -> Run {
-        assert_eq!(
-            self.code, 0,
-            "{} failed:\nstdout: {}\nstderr: {}",
-            self.describe, self.stdout, self.stderr
-        );
+        assert_eq!(self.code, 0, "{} failed:\nstdout: {}\nstderr: {}", self.describe, self.stdout, self.stderr);
         self
     }
 
@@ -181,49 +133,28 @@ impl Run {
     }
 
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout))
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout))
     }
 
     /// Asserts the error is exactly one line starting with "error: " and containing `needle`.
     #[track_caller]
     pub fn one_line_error(&self, needle: &str) {
         let lines: Vec<&str> = self.stderr.lines().collect();
-        assert_eq!(
-            lines.len(),
-            1,
-            "expected one stderr line, got: {:?}",
-            self.stderr
-        );
+        assert_eq!(lines.len(), 1, "expected one stderr line, got: {:?}", self.stderr);
         assert!(lines[0].starts_with("error: "), "{:?}", lines[0]);
-        assert!(
-            lines[0].contains(needle),
-            "{:?} does not mention {needle:?}",
-            lines[0]
-        );
-        assert!(
-            !self.stderr.contains("panicked") && !self.stderr.contains("RUST_BACKTRACE"),
-            "{}",
-            self.stderr
-        );
+        assert!(lines[0].contains(needle), "{:?} does not mention {needle:?}", lines[0]);
+        assert!(!self.stderr.contains("panicked") && !self.stderr.contains("RUST_BACKTRACE"), "{}", self.stderr);
     }
 }
 
 /// RFC 3339 with microseconds, `offset_secs` from now (local clock; same machine as the server).
 pub fn micro_time(offset_secs: i64) -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
     let secs = now.as_secs() as i64 + offset_secs;
     let micros = now.subsec_micros();
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 /// Howard Hinnant's days-to-civil algorithm.
@@ -249,13 +180,7 @@ pub fn lease_yaml(
     transitions: i32,
 ) -> String {
     let renew = renew_offset
-        .map(|o| {
-            format!(
-                "  renewTime: \"{}\"\n  acquireTime: \"{}\"\n",
-                micro_time(o),
-                micro_time(o - 60)
-            )
-        })
+        .map(|o| format!("  renewTime: \"{}\"\n  acquireTime: \"{}\"\n", micro_time(o), micro_time(o - 60)))
         .unwrap_or_default();
     format!(
         "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  holderIdentity: \"{holder}\"\n  leaseDurationSeconds: {duration}\n  leaseTransitions: {transitions}\n{renew}"

@@ -23,10 +23,7 @@ pub fn collection_path(session: &Session) -> String {
     if session.all_namespaces {
         "/apis/coordination.k8s.io/v1/leases".to_string()
     } else {
-        format!(
-            "/apis/coordination.k8s.io/v1/namespaces/{}/leases",
-            session.namespace
-        )
+        format!("/apis/coordination.k8s.io/v1/namespaces/{}/leases", session.namespace)
     }
 }
 
@@ -35,22 +32,9 @@ pub async fn leases_with_version(
     session: &Session,
     selector: Option<&str>,
 ) -> Result<(Vec<LeaseSnapshot>, Option<Timestamp>, String), RequestError> {
-    let query = selector
-        .map(|s| format!("labelSelector={}", encode(s)))
-        .unwrap_or_default();
-    let listed = list_all::<Lease>(
-        &session.conn,
-        &collection_path(session),
-        &query,
-        Accept::Json,
-        PAGE_SIZE,
-    )
-    .await?;
-    Ok((
-        listed.items.into_iter().map(snapshot).collect(),
-        listed.server_time,
-        listed.resource_version,
-    ))
+    let query = selector.map(|s| format!("labelSelector={}", encode(s))).unwrap_or_default();
+    let listed = list_all::<Lease>(&session.conn, &collection_path(session), &query, Accept::Json, PAGE_SIZE).await?;
+    Ok((listed.items.into_iter().map(snapshot).collect(), listed.server_time, listed.resource_version))
 }
 
 pub fn snapshot(lease: Lease) -> LeaseSnapshot {
@@ -91,23 +75,14 @@ pub async fn holder_pods(
                 out.insert((ns, name), pod);
             }
             Err(e) => {
-                let note = if e.forbidden() {
-                    format!("pods in {ns}: forbidden")
-                } else {
-                    format!("pod {ns}/{name}: {e}")
-                };
+                let note =
+                    if e.forbidden() { format!("pods in {ns}: forbidden") } else { format!("pod {ns}/{name}: {e}") };
                 if !skipped.contains(&note) {
                     skipped.push(note);
                 }
                 out.insert(
                     (ns, name.clone()),
-                    HolderPod {
-                        name,
-                        exists: None,
-                        phase: None,
-                        ready: None,
-                        controller: None,
-                    },
+                    HolderPod { name, exists: None, phase: None, ready: None, controller: None },
                 );
             }
         }
@@ -116,10 +91,7 @@ pub async fn holder_pods(
 }
 
 async fn holder_pod(session: &Session, ns: &str, name: &str) -> Result<HolderPod, RequestError> {
-    let pod: Pod = match session
-        .get_json(&format!("/api/v1/namespaces/{ns}/pods/{name}"))
-        .await
-    {
+    let pod: Pod = match session.get_json(&format!("/api/v1/namespaces/{ns}/pods/{name}")).await {
         Ok((pod, _)) => pod,
         Err(e) if e.not_found() => {
             return Ok(HolderPod {
@@ -133,23 +105,12 @@ async fn holder_pod(session: &Session, ns: &str, name: &str) -> Result<HolderPod
         Err(e) => return Err(e),
     };
     let status = pod.status.unwrap_or_default();
-    let ready = status
-        .conditions
-        .unwrap_or_default()
-        .iter()
-        .find(|c| c.type_ == "Ready")
-        .map(|c| c.status == "True");
+    let ready = status.conditions.unwrap_or_default().iter().find(|c| c.type_ == "Ready").map(|c| c.status == "True");
     let controller = match controller_of(pod.metadata.owner_references.as_deref()) {
         Some(owner) => top_workload(session, ns, owner).await,
         None => None,
     };
-    Ok(HolderPod {
-        name: name.into(),
-        exists: Some(true),
-        phase: status.phase,
-        ready,
-        controller,
-    })
+    Ok(HolderPod { name: name.into(), exists: Some(true), phase: status.phase, ready, controller })
 }
 
 fn controller_of(refs: Option<&[OwnerReference]>) -> Option<&OwnerReference> {
@@ -167,22 +128,15 @@ async fn top_workload(session: &Session, ns: &str, first: &OwnerReference) -> Op
         #[serde(default)]
         status: Option<serde_json::Value>,
     }
-    let mut current = Workload {
-        kind: first.kind.clone(),
-        name: first.name.clone(),
-        namespace: ns.into(),
-        replicas: None,
-    };
+    let mut current =
+        Workload { kind: first.kind.clone(), name: first.name.clone(), namespace: ns.into(), replicas: None };
     let mut api_version = first.api_version.clone();
     for _ in 0..4 {
         let Some(plural) = plural_of(&current.kind) else {
             return Some(current);
         };
-        let base = if api_version.contains('/') {
-            format!("/apis/{api_version}")
-        } else {
-            format!("/api/{api_version}")
-        };
+        let base =
+            if api_version.contains('/') { format!("/apis/{api_version}") } else { format!("/api/{api_version}") };
         let path = format!("{base}/namespaces/{ns}/{plural}/{}", current.name);
         let Ok((obj, _)) = session.get_json::<Obj>(&path).await else {
             return Some(current);
@@ -217,11 +171,7 @@ fn plural_of(kind: &str) -> Option<&'static str> {
     })
 }
 
-fn replicas(
-    kind: &str,
-    spec: Option<&serde_json::Value>,
-    status: Option<&serde_json::Value>,
-) -> Option<i32> {
+fn replicas(kind: &str, spec: Option<&serde_json::Value>, status: Option<&serde_json::Value>) -> Option<i32> {
     let int = |v: Option<&serde_json::Value>, key: &str| v?.get(key)?.as_i64().map(|n| n as i32);
     match kind {
         "DaemonSet" => int(status, "desiredNumberScheduled"),
@@ -239,10 +189,7 @@ pub async fn nodes_exist(
 ) -> BTreeMap<String, Option<bool>> {
     let results: Vec<_> = stream::iter(names)
         .map(|name| async move {
-            let r = session
-                .conn
-                .get(&format!("/api/v1/nodes/{name}"), Accept::Metadata)
-                .await;
+            let r = session.conn.get(&format!("/api/v1/nodes/{name}"), Accept::Metadata).await;
             (name, r)
         })
         .buffer_unordered(CONCURRENCY)
@@ -254,11 +201,7 @@ pub async fn nodes_exist(
             Ok(_) => Some(true),
             Err(e) if e.not_found() => Some(false),
             Err(e) => {
-                let note = if e.forbidden() {
-                    "nodes: forbidden".to_string()
-                } else {
-                    format!("node {name}: {e}")
-                };
+                let note = if e.forbidden() { "nodes: forbidden".to_string() } else { format!("node {name}: {e}") };
                 if !skipped.contains(&note) {
                     skipped.push(note);
                 }
@@ -314,8 +257,7 @@ pub async fn candidates(session: &Session, skipped: &mut Vec<String>) -> Vec<Can
         } else {
             format!("{base}/namespaces/{}/leasecandidates", session.namespace)
         };
-        return match list_all::<Candidate>(&session.conn, &path, "", Accept::Json, PAGE_SIZE).await
-        {
+        return match list_all::<Candidate>(&session.conn, &path, "", Accept::Json, PAGE_SIZE).await {
             Ok(listed) => listed
                 .items
                 .into_iter()
@@ -333,11 +275,7 @@ pub async fn candidates(session: &Session, skipped: &mut Vec<String>) -> Vec<Can
             Err(e) => {
                 skipped.push(format!(
                     "leasecandidates: {}",
-                    if e.forbidden() {
-                        "forbidden".into()
-                    } else {
-                        e.to_string()
-                    }
+                    if e.forbidden() { "forbidden".into() } else { e.to_string() }
                 ));
                 Vec::new()
             }

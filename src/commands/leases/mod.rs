@@ -90,8 +90,7 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &LeasesArgs) ->
         let opts = watch::WatchOptions {
             selector: args.selector.as_deref(),
             names: &args.names,
-            nodes: args.nodes
-                || (!session.all_namespaces && session.namespace == "kube-node-lease"),
+            nodes: args.nodes || (!session.all_namespaces && session.namespace == "kube-node-lease"),
             timeout,
             server_timeout_seconds: args.watch_server_timeout.max(1),
         };
@@ -101,45 +100,26 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &LeasesArgs) ->
     if printer.is_machine() {
         printer.machine(&report)?;
     } else {
-        crate::output::out(&render::text(
-            &report,
-            printer,
-            session.all_namespaces,
-            &session.namespace,
-        ))?;
+        crate::output::out(&render::text(&report, printer, session.all_namespaces, &session.namespace))?;
     }
     for note in &report.skipped {
         printer.warn(&format!("not read: {note}"));
     }
-    Ok(if args.exit_code && !report.findings.is_empty() {
-        Outcome::Findings
-    } else {
-        Outcome::Clean
-    })
+    Ok(if args.exit_code && !report.findings.is_empty() { Outcome::Findings } else { Outcome::Clean })
 }
 
 async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Result<LeaseReport> {
     let (mut leases, server_time, _) =
-        fetch::leases_with_version(session, args.selector.as_deref())
-            .await
-            .map_err(|e| {
-                if e.is(http::StatusCode::BAD_REQUEST) && args.selector.is_some() {
-                    usage(format!(
-                        "invalid -l selector {:?}: {}",
-                        args.selector.as_deref().unwrap_or_default(),
-                        e.message
-                    ))
-                } else {
-                    e.into()
-                }
-            })?;
+        fetch::leases_with_version(session, args.selector.as_deref()).await.map_err(|e| {
+            if e.is(http::StatusCode::BAD_REQUEST) && args.selector.is_some() {
+                usage(format!("invalid -l selector {:?}: {}", args.selector.as_deref().unwrap_or_default(), e.message))
+            } else {
+                e.into()
+            }
+        })?;
     if !args.names.is_empty() {
         leases.retain(|l| args.names.contains(&l.name));
-        let missing: Vec<&String> = args
-            .names
-            .iter()
-            .filter(|n| !leases.iter().any(|l| &l.name == *n))
-            .collect();
+        let missing: Vec<&String> = args.names.iter().filter(|n| !leases.iter().any(|l| &l.name == *n)).collect();
         if !missing.is_empty() {
             let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
             let place = if session.all_namespaces {
@@ -147,10 +127,7 @@ async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Res
             } else {
                 format!("namespace {:?}", session.namespace)
             };
-            return Err(anyhow::anyhow!(
-                "lease {} not found in {place}",
-                names.join(", ")
-            ));
+            return Err(anyhow::anyhow!("lease {} not found in {place}", names.join(", ")));
         }
     }
     let (now, clock) = match server_time {
@@ -164,9 +141,7 @@ async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Res
     let mut skipped = Vec::new();
     let wanted: BTreeSet<(String, String)> = leases
         .iter()
-        .filter_map(|l| {
-            lease_report::wants_holder_pod(l).map(|p| (l.namespace.clone(), p.to_string()))
-        })
+        .filter_map(|l| lease_report::wants_holder_pod(l).map(|p| (l.namespace.clone(), p.to_string())))
         .collect();
     let pods = fetch::holder_pods(session, wanted, &mut skipped).await;
     let candidates = fetch::candidates(session, &mut skipped).await;
@@ -176,21 +151,15 @@ async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Res
         .map(|l| {
             let pod = lease_report::wants_holder_pod(l)
                 .and_then(|p| pods.get(&(l.namespace.clone(), p.to_string())).cloned());
-            let cands = candidates
-                .iter()
-                .filter(|c| c.namespace == l.namespace && c.lease_name == l.name)
-                .cloned()
-                .collect();
+            let cands =
+                candidates.iter().filter(|c| c.namespace == l.namespace && c.lease_name == l.name).cloned().collect();
             lease_report::row(l, now, pod, cands)
         })
         .collect();
 
     let expired_nodes: Vec<String> = rows
         .iter()
-        .filter(|r| {
-            r.class == LeaseClass::NodeHeartbeat
-                && r.state == crate::analyze::lease::LeaseState::Expired
-        })
+        .filter(|r| r.class == LeaseClass::NodeHeartbeat && r.state == crate::analyze::lease::LeaseState::Expired)
         .map(|r| r.name.clone())
         .collect();
     let nodes = fetch::nodes_exist(session, expired_nodes, &mut skipped).await;
@@ -198,13 +167,9 @@ async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Res
     let findings = lease_report::findings(&rows);
     let leadership = lease_report::leadership(&rows);
 
-    let list_nodes = args.nodes
-        || (!session.all_namespaces && session.namespace == "kube-node-lease")
-        || !args.names.is_empty();
-    let rows = rows
-        .into_iter()
-        .filter(|r| list_nodes || r.class != LeaseClass::NodeHeartbeat)
-        .collect();
+    let list_nodes =
+        args.nodes || (!session.all_namespaces && session.namespace == "kube-node-lease") || !args.names.is_empty();
+    let rows = rows.into_iter().filter(|r| list_nodes || r.class != LeaseClass::NodeHeartbeat).collect();
     Ok(LeaseReport {
         api_version: SCHEMA_VERSION,
         kind: "LeaseReport",

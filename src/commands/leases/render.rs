@@ -10,27 +10,13 @@ use crate::output::table::{Grid, Styled, Tone, styled};
 
 use super::LeaseReport;
 
-pub fn text(
-    report: &LeaseReport,
-    printer: &Printer,
-    all_namespaces: bool,
-    namespace: &str,
-) -> String {
+pub fn text(report: &LeaseReport, printer: &Printer, all_namespaces: bool, namespace: &str) -> String {
     let wide = printer.wide();
     let mut headers = Vec::new();
     if all_namespaces {
         headers.push("NAMESPACE");
     }
-    headers.extend([
-        "NAME",
-        "CLASS",
-        "HOLDER",
-        "RENEWED",
-        "DURATION",
-        "STATE",
-        "TRANSITIONS",
-        "ACQUIRED",
-    ]);
+    headers.extend(["NAME", "CLASS", "HOLDER", "RENEWED", "DURATION", "STATE", "TRANSITIONS", "ACQUIRED"]);
     if wide {
         headers.extend(["POD", "CONTROLLER", "STRATEGY", "PREFERRED", "CANDIDATES"]);
     }
@@ -47,61 +33,36 @@ pub fn text(
             None => styled("<none>", Tone::Dim),
         });
         cells.push(age_cell(r.renew_age_seconds));
-        cells.push(
-            r.lease_duration_seconds
-                .map(|d| format!("{d}s"))
-                .unwrap_or_else(|| "<none>".into())
-                .into(),
-        );
+        cells.push(r.lease_duration_seconds.map(|d| format!("{d}s")).unwrap_or_else(|| "<none>".into()).into());
         cells.push(styled(r.state.as_str(), tone(r.state)));
-        cells.push(
-            r.lease_transitions
-                .map(|t| t.to_string())
-                .unwrap_or_else(|| "<none>".into())
-                .into(),
-        );
+        cells.push(r.lease_transitions.map(|t| t.to_string()).unwrap_or_else(|| "<none>".into()).into());
         cells.push(age_cell(r.acquire_age_seconds));
         if wide {
             let (pod, controller) = pod_cells(r);
             cells.push(pod);
             cells.push(controller.into());
             cells.push(r.strategy.clone().unwrap_or_else(|| "<none>".into()).into());
-            cells.push(
-                r.preferred_holder
-                    .clone()
-                    .unwrap_or_else(|| "<none>".into())
-                    .into(),
-            );
+            cells.push(r.preferred_holder.clone().unwrap_or_else(|| "<none>".into()).into());
             cells.push(r.candidates.len().to_string().into());
         }
         grid.row(cells);
     }
     let mut text = String::new();
     if grid.is_empty() && report.node_leases.total == 0 {
-        let place = if all_namespaces {
-            "any namespace".to_string()
-        } else {
-            format!("{namespace} namespace")
-        };
+        let place = if all_namespaces { "any namespace".to_string() } else { format!("{namespace} namespace") };
         // kubectl's wording, on stdout so scripts see an empty but explained result.
         text.push_str(&format!("No leases found in {place}.\n"));
     } else {
         text.push_str(&grid.render(printer.no_headers, printer.color));
     }
     if report.node_leases.total > 0
-        && !report
-            .leases
-            .iter()
-            .any(|r| r.class == crate::analyze::lease::LeaseClass::NodeHeartbeat)
+        && !report.leases.iter().any(|r| r.class == crate::analyze::lease::LeaseClass::NodeHeartbeat)
     {
         text.push_str(&node_line(&report.node_leases));
     }
     for l in &report.leadership {
         let w = &l.workload;
-        let replicas = w
-            .replicas
-            .map(|n| n.to_string())
-            .unwrap_or_else(|| "?".into());
+        let replicas = w.replicas.map(|n| n.to_string()).unwrap_or_else(|| "?".into());
         text.push_str(&format!(
             "{}/{}: {}/{replicas} replicas lead ({})\n",
             w.kind.to_lowercase(),
@@ -114,10 +75,7 @@ pub fn text(
         text.push('\n');
         for f in &report.findings {
             let label = format!("{:?}", f.kind);
-            let kind = serde_json::to_value(&f.kind)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or(label);
+            let kind = serde_json::to_value(&f.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or(label);
             let line = format!("{}/{}: {kind}: {}", f.namespace, f.name, f.message);
             text.push_str(&paint(&line, Tone::Bad, printer.color));
             text.push('\n');
@@ -127,11 +85,7 @@ pub fn text(
 }
 
 fn node_line(s: &NodeSummary) -> String {
-    let counts: Vec<String> = s
-        .by_state
-        .iter()
-        .map(|(state, n)| format!("{n} {state}"))
-        .collect();
+    let counts: Vec<String> = s.by_state.iter().map(|(state, n)| format!("{n} {state}")).collect();
     let mut line = format!("{} node leases: {}", s.total, counts.join(", "));
     if !s.expired.is_empty() {
         let names: Vec<String> = s
@@ -154,9 +108,7 @@ fn pod_cells(r: &LeaseRow) -> (Styled, String) {
         return ("<none>".into(), "<none>".into());
     };
     let pod_cell = match pod.exists {
-        Some(false) if looks_like_controller_pod(&pod.name) => {
-            styled(format!("{} (gone)", pod.name), Tone::Bad)
-        }
+        Some(false) if looks_like_controller_pod(&pod.name) => styled(format!("{} (gone)", pod.name), Tone::Bad),
         Some(false) => styled("<not a pod>", Tone::Dim),
         None => styled(format!("{} (unknown)", pod.name), Tone::Dim),
         Some(true) => {
@@ -165,14 +117,7 @@ fn pod_cells(r: &LeaseRow) -> (Styled, String) {
                 Some(false) => "not ready",
                 None => pod.phase.as_deref().unwrap_or("unknown"),
             };
-            styled(
-                format!("{} ({ready})", pod.name),
-                if pod.ready == Some(true) {
-                    Tone::Plain
-                } else {
-                    Tone::Warn
-                },
-            )
+            styled(format!("{} ({ready})", pod.name), if pod.ready == Some(true) { Tone::Plain } else { Tone::Warn })
         }
     };
     let controller = pod
@@ -187,9 +132,7 @@ fn age_cell(seconds: Option<f64>) -> Styled {
     match seconds {
         None => styled("<none>", Tone::Dim),
         // The Date header has whole seconds: a renewal up to the skew margin "ahead" is just now.
-        Some(s) if s < -(SKEW_MARGIN_MICROS as f64 / 1e6) => {
-            styled(human_signed(s.floor() as i64), Tone::Warn)
-        }
+        Some(s) if s < -(SKEW_MARGIN_MICROS as f64 / 1e6) => styled(human_signed(s.floor() as i64), Tone::Warn),
         Some(s) if s < 0.0 => "0s".into(),
         Some(s) => human(Duration::from_secs(s as u64)).into(),
     }

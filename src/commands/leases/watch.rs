@@ -48,9 +48,7 @@ struct Line<'a> {
 
 pub async fn run(session: &Session, printer: &Printer, opts: &WatchOptions<'_>) -> Result<Outcome> {
     let start = Instant::now();
-    let deadline = opts
-        .timeout
-        .map(|t| tokio::time::Instant::from_std(start + t));
+    let deadline = opts.timeout.map(|t| tokio::time::Instant::from_std(start + t));
     let mut tracker = Tracker::default();
     let mut rv = relist(session, printer, opts, &mut tracker, start).await?;
     let mut ticker = tokio::time::interval(Duration::from_millis(250));
@@ -179,12 +177,7 @@ fn emit(printer: &Printer, _opts: &WatchOptions<'_>, events: Vec<Keyed>) -> Resu
         let time = jiff::Timestamp::now();
         if printer.is_machine() {
             // One JSON object per line, also for -o yaml: a stream needs line framing.
-            let line = Line {
-                time,
-                namespace,
-                name,
-                event,
-            };
+            let line = Line { time, namespace, name, event };
             text.push_str(&serde_json::to_string(&line)?);
             text.push('\n');
             continue;
@@ -204,10 +197,7 @@ fn emit(printer: &Printer, _opts: &WatchOptions<'_>, events: Vec<Keyed>) -> Resu
 fn describe(event: &WatchEvent) -> (&'static str, String, Tone) {
     let none = || "<none>".to_string();
     match event {
-        WatchEvent::Added {
-            holder,
-            transitions,
-        } => (
+        WatchEvent::Added { holder, transitions } => (
             "present",
             format!(
                 "holder={} transitions={}",
@@ -216,10 +206,7 @@ fn describe(event: &WatchEvent) -> (&'static str, String, Tone) {
             ),
             Tone::Plain,
         ),
-        WatchEvent::Renewed {
-            holder,
-            interval_seconds,
-        } => (
+        WatchEvent::Renewed { holder, interval_seconds } => (
             "renewed",
             match interval_seconds {
                 Some(s) => format!("by {holder} after {s:.1}s"),
@@ -227,11 +214,7 @@ fn describe(event: &WatchEvent) -> (&'static str, String, Tone) {
             },
             Tone::Dim,
         ),
-        WatchEvent::LeaderChanged {
-            from,
-            to,
-            transitions,
-        } => (
+        WatchEvent::LeaderChanged { from, to, transitions } => (
             "LEADER-CHANGED",
             format!(
                 "{} -> {} (transitions={})",
@@ -241,20 +224,10 @@ fn describe(event: &WatchEvent) -> (&'static str, String, Tone) {
             ),
             Tone::Warn,
         ),
-        WatchEvent::AtRisk {
-            holder,
-            unobserved_seconds,
-            duration_seconds,
-        } => (
-            "at-risk",
-            format!("{holder} not renewed for {unobserved_seconds:.1}s of {duration_seconds}s"),
-            Tone::Warn,
-        ),
-        WatchEvent::Expired {
-            holder,
-            unobserved_seconds,
-            duration_seconds,
-        } => (
+        WatchEvent::AtRisk { holder, unobserved_seconds, duration_seconds } => {
+            ("at-risk", format!("{holder} not renewed for {unobserved_seconds:.1}s of {duration_seconds}s"), Tone::Warn)
+        }
+        WatchEvent::Expired { holder, unobserved_seconds, duration_seconds } => (
             "expired",
             format!("{holder} not renewed for {unobserved_seconds:.1}s, past {duration_seconds}s"),
             Tone::Bad,

@@ -34,11 +34,8 @@ pub struct Snapshot {
 }
 
 fn collection(session: &Session, group_version: &str, plural: &str) -> String {
-    let root = if group_version.contains('/') {
-        format!("/apis/{group_version}")
-    } else {
-        format!("/api/{group_version}")
-    };
+    let root =
+        if group_version.contains('/') { format!("/apis/{group_version}") } else { format!("/api/{group_version}") };
     if session.all_namespaces {
         format!("{root}/{plural}")
     } else {
@@ -79,37 +76,18 @@ struct OwnerRef {
 }
 
 pub async fn snapshot(session: &Session, selector: Option<&str>) -> anyhow::Result<Snapshot> {
-    let query = selector
-        .map(|s| format!("labelSelector={}", encode(s)))
-        .unwrap_or_default();
+    let query = selector.map(|s| format!("labelSelector={}", encode(s))).unwrap_or_default();
     let lists = KINDS.iter().map(|(gv, plural, kind)| {
         let path = collection(session, gv, plural);
         let query = query.clone();
-        async move {
-            (
-                *plural,
-                *kind,
-                list_all::<Object>(&session.conn, &path, &query, Accept::Json, PAGE_SIZE).await,
-            )
-        }
+        async move { (*plural, *kind, list_all::<Object>(&session.conn, &path, &query, Accept::Json, PAGE_SIZE).await) }
     });
     let pods_path = collection(session, "v1", "pods");
     let (lists, pods) = futures::join!(
         join_all(lists),
-        list_all::<Object>(
-            &session.conn,
-            &pods_path,
-            "",
-            Accept::MetadataList,
-            PAGE_SIZE
-        )
+        list_all::<Object>(&session.conn, &pods_path, "", Accept::MetadataList, PAGE_SIZE)
     );
-    let mut snap = Snapshot {
-        controllers: Vec::new(),
-        pods: Vec::new(),
-        skipped: Vec::new(),
-        invalid: Vec::new(),
-    };
+    let mut snap = Snapshot { controllers: Vec::new(), pods: Vec::new(), skipped: Vec::new(), invalid: Vec::new() };
     for (plural, kind, listed) in lists {
         match listed {
             Ok(listed) => {
@@ -138,9 +116,7 @@ pub async fn snapshot(session: &Session, selector: Option<&str>) -> anyhow::Resu
                 })
                 .collect()
         }
-        Err(e) if e.forbidden() => snap
-            .skipped
-            .push("pods: forbidden (no live evidence)".into()),
+        Err(e) if e.forbidden() => snap.skipped.push("pods: forbidden (no live evidence)".into()),
         Err(e) => return Err(e.into()),
     }
     Ok(snap)
@@ -181,11 +157,7 @@ fn controller(kind: &str, obj: Object) -> Result<Controller, String> {
 
 fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
     v.and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                .collect()
-        })
+        .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
         .unwrap_or_default()
 }
 
@@ -196,30 +168,13 @@ pub fn label_selector(v: Option<&Value>) -> Result<Selector, String> {
     };
     let labels = v.get("matchLabels").map(|m| string_map(Some(m)));
     let mut expressions = Vec::new();
-    for e in v
-        .get("matchExpressions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let key = e
-            .get("key")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let op = e
-            .get("operator")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
+    for e in v.get("matchExpressions").and_then(Value::as_array).into_iter().flatten() {
+        let key = e.get("key").and_then(Value::as_str).unwrap_or_default().to_string();
+        let op = e.get("operator").and_then(Value::as_str).unwrap_or_default().to_string();
         let values = e
             .get("values")
             .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
+            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
             .unwrap_or_default();
         expressions.push((key, op, values));
     }
@@ -234,25 +189,14 @@ mod tests {
     #[test]
     fn label_selector_null_empty_and_full() {
         assert_eq!(label_selector(None).unwrap(), Selector::nothing());
-        assert_eq!(
-            label_selector(Some(&Value::Null)).unwrap(),
-            Selector::nothing()
-        );
-        assert_eq!(
-            label_selector(Some(&json!({}))).unwrap(),
-            Selector::everything()
-        );
+        assert_eq!(label_selector(Some(&Value::Null)).unwrap(), Selector::nothing());
+        assert_eq!(label_selector(Some(&json!({}))).unwrap(), Selector::everything());
         let s = label_selector(Some(&json!({
             "matchLabels": {"app": "web"},
             "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["db"]}]
         })))
         .unwrap();
         assert_eq!(s.to_string(), "app=web,tier!=db");
-        assert!(
-            label_selector(Some(
-                &json!({"matchExpressions": [{"key": "a", "operator": "In"}]})
-            ))
-            .is_err()
-        );
+        assert!(label_selector(Some(&json!({"matchExpressions": [{"key": "a", "operator": "In"}]}))).is_err());
     }
 }

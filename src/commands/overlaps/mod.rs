@@ -76,10 +76,7 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &OverlapsArgs) 
     let analysis = overlap::analyze(
         &snap.controllers,
         &snap.pods,
-        &Options {
-            cross_kind: args.cross_kind,
-            explain: args.explain,
-        },
+        &Options { cross_kind: args.cross_kind, explain: args.explain },
     );
     if printer.is_machine() {
         printer.machine(&OverlapReport {
@@ -92,12 +89,7 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &OverlapsArgs) 
             invalid: &snap.invalid,
         })?;
     } else {
-        out(&render(
-            &analysis,
-            printer,
-            snap.controllers.len(),
-            snap.pods.len(),
-        ))?;
+        out(&render(&analysis, printer, snap.controllers.len(), snap.pods.len()))?;
     }
     for note in &snap.skipped {
         printer.warn(&format!("not listed: {note}; results may be incomplete"));
@@ -109,31 +101,14 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &OverlapsArgs) 
         MinSeverity::Warning => Severity::Warning,
         MinSeverity::Error => Severity::Error,
     };
-    let hit =
-        analysis.findings.iter().any(|f| f.severity >= floor) || !analysis.pdb_conflicts.is_empty();
-    Ok(if args.exit_code && hit {
-        Outcome::Findings
-    } else {
-        Outcome::Clean
-    })
+    let hit = analysis.findings.iter().any(|f| f.severity >= floor) || !analysis.pdb_conflicts.is_empty();
+    Ok(if args.exit_code && hit { Outcome::Findings } else { Outcome::Clean })
 }
 
 fn render(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -> String {
-    let mut grid = Grid::new(vec![
-        "NAMESPACE",
-        "KIND",
-        "A",
-        "B",
-        "SEVERITY",
-        "WITNESS",
-        "LIVE PODS",
-    ]);
+    let mut grid = Grid::new(vec!["NAMESPACE", "KIND", "A", "B", "SEVERITY", "WITNESS", "LIVE PODS"]);
     for f in &a.findings {
-        let kind = if f.a.kind == f.b.kind {
-            f.a.kind.clone()
-        } else {
-            format!("{}/{}", f.a.kind, f.b.kind)
-        };
+        let kind = if f.a.kind == f.b.kind { f.a.kind.clone() } else { format!("{}/{}", f.a.kind, f.b.kind) };
         let witness: Vec<String> = f.witness.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let live = match (f.shared_pod_counts.total, f.shared_pod_counts.none) {
             (0, _) => "0".to_string(),
@@ -150,11 +125,7 @@ fn render(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -> S
             f.a.name.clone().into(),
             f.b.name.clone().into(),
             sev,
-            if witness.is_empty() {
-                "<any>".into()
-            } else {
-                witness.join(",").into()
-            },
+            if witness.is_empty() { "<any>".into() } else { witness.join(",").into() },
             live.into(),
         ]);
     }
@@ -187,11 +158,7 @@ fn render(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -> S
             d.namespace, d.a.kind, d.a.name, d.b.kind, d.b.name
         ));
     }
-    let errors = a
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .count();
+    let errors = a.findings.iter().filter(|f| f.severity == Severity::Error).count();
     text.push_str(&format!(
         "{} overlapping pairs ({errors} errors, {} warnings), {} pods under several PDBs; {controllers} controllers, {pods} pods, {} pair(s) decided\n",
         a.findings.len(),

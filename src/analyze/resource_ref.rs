@@ -1,0 +1,212 @@
+//! kubectl-style object arguments (`deploy/x`, `deployment x y`, `deployments.apps/x`,
+//! short names, kinds, CRDs) parsed and resolved against discovered resources. Pure.
+
+/// One served resource, as discovery reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiResource {
+    /// "" for the core group.
+    pub group: String,
+    pub version: String,
+    pub plural: String,
+    pub singular: String,
+    pub kind: String,
+    pub short_names: Vec<String>,
+    pub namespaced: bool,
+    pub verbs: Vec<String>,
+    /// Whether this version is the group's preferred one.
+    pub preferred: bool,
+}
+
+impl ApiResource {
+    pub fn group_version(&self) -> String {
+        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+    }
+
+    /// The collection path, in a namespace when given (and the resource is namespaced).
+    pub fn collection(&self, namespace: Option<&str>) -> String {
+        let root = if self.group.is_empty() {
+            format!("/api/{}", self.version)
+        } else {
+            format!("/apis/{}", self.group_version())
+        };
+        match namespace {
+            Some(ns) if self.namespaced => format!("{root}/namespaces/{ns}/{}", self.plural),
+            _ => format!("{root}/{}", self.plural),
+        }
+    }
+
+    pub fn listable(&self) -> bool {
+        self.verbs.iter().any(|v| v == "list")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectArg {
+    pub type_name: String,
+    pub name: String,
+}
+
+/// `TYPE/NAME ...` or `TYPE NAME ...`.
+pub fn parse_args(args: &[String]) -> Result<Vec<ObjectArg>, String> {
+    let Some(first) = args.first() else {
+        return Err("no object given: use TYPE/NAME or TYPE NAME".into());
+    };
+    let mut out = Vec::new();
+    if first.contains('/') {
+        for a in args {
+            let parts: Vec<&str> = a.split('/').collect();
+            match parts[..] {
+                [t, _] if t.is_empty() => return Err(format!("{a:?}: the resource type is empty")),
+                [_, n] if n.is_empty() => return Err(format!("{a:?}: the name is empty")),
+                [t, n] => out.push(ObjectArg { type_name: t.to_string(), name: check_name(n)?.to_string() }),
+                [_] => {
+                    return Err(format!("{a:?}: mix of TYPE/NAME and plain names; use TYPE/NAME for every object"));
+                }
+                _ => return Err(format!("{a:?}: expected TYPE/NAME with one '/'")),
+            }
+        }
+    } else {
+        if args.len() < 2 {
+            return Err(format!("{first:?}: a name is needed (TYPE NAME or TYPE/NAME)"));
+        }
+        check_type(first)?;
+        for n in &args[1..] {
+            if n.contains('/') {
+                return Err(format!("{n:?}: give either TYPE NAME... or TYPE/NAME..., not both"));
+            }
+            out.push(ObjectArg { type_name: first.clone(), name: check_name(n)?.to_string() });
+        }
+    }
+    for o in &out {
+        check_type(&o.type_name)?;
+    }
+    Ok(out)
+}
+
+fn check_type(t: &str) -> Result<&str, String> {
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-') {
+        return Err(format!("{t:?} is not a resource type"));
+    }
+    Ok(t)
+}
+
+fn check_name(n: &str) -> Result<&str, String> {
+    if n.is_empty() || n.len() > 253 || n.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("{n:?} is not a valid object name"));
+    }
+    Ok(n)
+}
+
+/// Resolves a type (plural, singular, short name or kind, optionally `.group` or
+/// `.version.group` qualified) to one resource; ambiguity lists the candidates.
+pub fn resolve<'a>(type_name: &str, resources: &'a [ApiResource]) -> Result<&'a ApiResource, String> {
+    let lower = type_name.to_lowercase();
+    let mut candidates: Vec<&ApiResource> = resources
+        .iter()
+        .filter(|r| {
+            let names = [r.plural.as_str(), r.singular.as_str(), &r.kind.to_lowercase()]
+                .into_iter()
+                .map(str::to_string)
+                .chain(r.short_names.iter().map(|s| s.to_lowercase()))
+                .collect::<Vec<_>>();
+            names.iter().any(|n| {
+                !n.is_empty()
+                    && (lower == *n
+                        || (!r.group.is_empty() && lower == format!("{n}.{}", r.group))
+                        || lower == format!("{n}.{}.{}", r.version, r.group).trim_end_matches('.'))
+            })
+        })
+        .collect();
+    // One entry per group and resource: the preferred version (or the first seen).
+    candidates.sort_by_key(|r| (r.group.clone(), r.plural.clone(), !r.preferred));
+    candidates.dedup_by(|b, a| a.group == b.group && a.plural == b.plural);
+    match candidates.len() {
+        0 => Err(format!("the server does not serve a resource type {type_name:?}")),
+        1 => Ok(candidates[0]),
+        _ => {
+            // Like kubectl, the core group and the built-in groups win over CRDs sharing a short name.
+            if let Some(builtin) = candidates.iter().find(|r| r.group.is_empty() || r.group == "apps") {
+                return Ok(builtin);
+            }
+            let names: Vec<String> = candidates.iter().map(|r| format!("{}.{}", r.plural, r.group)).collect();
+            Err(format!("{type_name:?} is ambiguous: {}", names.join(", ")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn res(group: &str, version: &str, plural: &str, kind: &str, short: &[&str], preferred: bool) -> ApiResource {
+        ApiResource {
+            group: group.into(),
+            version: version.into(),
+            plural: plural.into(),
+            singular: kind.to_lowercase(),
+            kind: kind.into(),
+            short_names: short.iter().map(|s| s.to_string()).collect(),
+            namespaced: true,
+            verbs: vec!["get".into(), "list".into()],
+            preferred,
+        }
+    }
+
+    fn catalogue() -> Vec<ApiResource> {
+        vec![
+            res("", "v1", "pods", "Pod", &["po"], true),
+            res("apps", "v1", "deployments", "Deployment", &["deploy"], true),
+            res("example.com", "v1", "widgets", "Widget", &["wd"], true),
+            res("example.com", "v1beta1", "widgets", "Widget", &["wd"], false),
+            res("other.io", "v1", "widgets", "Widget", &["wd"], true),
+            res("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", &[], true),
+        ]
+    }
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_kubectl_forms() {
+        assert_eq!(parse_args(&args(&["deploy/x", "rs/y"])).unwrap().len(), 2);
+        let two = parse_args(&args(&["deployment", "a", "b"])).unwrap();
+        assert_eq!(two[1], ObjectArg { type_name: "deployment".into(), name: "b".into() });
+        for (bad, want) in [
+            (vec!["deploy/"], "the name is empty"),
+            (vec!["/x"], "the resource type is empty"),
+            (vec!["a/b/c"], "one '/'"),
+            (vec!["deploy/my app"], "not a valid object name"),
+            (vec!["deploy"], "a name is needed"),
+            (vec!["deploy/x", "y"], "mix of TYPE/NAME"),
+            (vec!["deploy", "x/y"], "not both"),
+            (vec!["de ploy/x"], "is not a resource type"),
+            (vec![], "no object given"),
+        ] {
+            let e = parse_args(&args(&bad)).unwrap_err();
+            assert!(e.contains(want), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn resolves_names_kinds_short_names_and_groups() {
+        let c = catalogue();
+        for t in [
+            "deploy",
+            "deployment",
+            "deployments",
+            "Deployment",
+            "deployments.apps",
+            "deployment.apps",
+            "deployments.v1.apps",
+        ] {
+            assert_eq!(resolve(t, &c).unwrap().plural, "deployments", "{t}");
+        }
+        assert_eq!(resolve("po", &c).unwrap().group, "", "core wins over metrics");
+        assert_eq!(resolve("widgets.example.com", &c).unwrap().version, "v1", "preferred version");
+        assert_eq!(resolve("widgets.v1beta1.example.com", &c).unwrap().version, "v1beta1");
+        let e = resolve("wd", &c).unwrap_err();
+        assert!(e.contains("ambiguous") && e.contains("widgets.example.com") && e.contains("widgets.other.io"), "{e}");
+        assert!(resolve("gadgets", &c).unwrap_err().contains("does not serve"));
+    }
+}

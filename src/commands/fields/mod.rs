@@ -1,0 +1,284 @@
+//! `kubectl coord fields TYPE/NAME`: which manager owns which field, and where they contend.
+
+use std::collections::BTreeSet;
+
+use anyhow::{Result, anyhow};
+use clap::Args;
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::age::human;
+use crate::analyze::fields::{Contest, ContestKind, Entry, contests, ownership};
+use crate::analyze::fieldsv1::decode;
+use crate::analyze::resource_ref::{parse_args, resolve};
+use crate::cli::ConnectionArgs;
+use crate::connect::{Session, discovery};
+use crate::error::{Outcome, usage};
+use crate::output::table::{Grid, Tone, styled};
+use crate::output::{Printer, SCHEMA_VERSION, out};
+
+#[derive(Debug, Args)]
+pub struct FieldsArgs {
+    /// The object: TYPE/NAME (deploy/web, deployments.apps/web) or TYPE NAME
+    #[arg(required = true)]
+    pub object: Vec<String>,
+    /// One line per managedFields entry instead of per field
+    #[arg(long)]
+    pub by_manager: bool,
+    /// Only fields owned by this manager
+    #[arg(long, value_name = "NAME")]
+    pub manager: Option<String>,
+    /// Only fields under this path (e.g. .spec.template)
+    #[arg(long, value_name = "PREFIX")]
+    pub path: Option<String>,
+    /// Exit 3 when apply-vs-update or update-vs-update contests exist
+    #[arg(long)]
+    pub exit_code: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FieldReport {
+    api_version: &'static str,
+    kind: &'static str,
+    objects: Vec<ObjectFields>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ObjectFields {
+    kind: String,
+    namespace: Option<String>,
+    name: String,
+    server_time: Option<Timestamp>,
+    managers: Vec<Entry>,
+    fields: Vec<FieldRow>,
+    contests: Vec<Contest>,
+    /// Entries whose fieldsV1 could not be decoded, with why.
+    undecodable: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FieldRow {
+    path: String,
+    owners: Vec<Owner>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<Value>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Owner {
+    manager: String,
+    operation: String,
+    subresource: String,
+    time: Option<Timestamp>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawEntry {
+    #[serde(default)]
+    manager: String,
+    #[serde(default)]
+    operation: String,
+    #[serde(default)]
+    subresource: String,
+    #[serde(default)]
+    api_version: String,
+    time: Option<Timestamp>,
+    #[serde(default)]
+    fields_v1: Value,
+}
+
+pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs) -> Result<Outcome> {
+    let targets = parse_args(&args.object).map_err(usage)?;
+    let session = Session::open(conn).await?;
+    let resources = discovery::discover(&session.conn).await?;
+    let mut objects = Vec::new();
+    for t in &targets {
+        let resource = resolve(&t.type_name, &resources).map_err(usage)?;
+        let ns = resource.namespaced.then_some(session.namespace.as_str());
+        let path = format!("{}/{}", resource.collection(ns), t.name);
+        let (object, reply) = session.get_json::<Value>(&path).await.map_err(|e| {
+            if e.not_found() {
+                let place = ns.map(|n| format!(" in namespace {n:?}")).unwrap_or_default();
+                anyhow!("{} {:?} not found{place}", resource.plural, t.name)
+            } else {
+                e.into()
+            }
+        })?;
+        objects.push(analyze_object(&resource.kind, ns, &t.name, &object, reply.server_time, args));
+    }
+    let contested = objects.iter().flat_map(|o| &o.contests).any(|c| {
+        matches!(c.kind, ContestKind::ApplyAndUpdate | ContestKind::UpdateAndUpdate | ContestKind::UpdateInsideApply)
+    });
+    if printer.is_machine() {
+        printer.machine(&FieldReport { api_version: SCHEMA_VERSION, kind: "FieldReport", objects })?;
+    } else {
+        let text: Vec<String> = objects.iter().map(|o| render(o, printer, args.by_manager)).collect();
+        out(&text.join("\n"))?;
+        for o in &objects {
+            for u in &o.undecodable {
+                printer.warn(&format!("{}/{}: {u}", o.kind, o.name));
+            }
+        }
+    }
+    Ok(if args.exit_code && contested { Outcome::Findings } else { Outcome::Clean })
+}
+
+fn analyze_object(
+    kind: &str,
+    ns: Option<&str>,
+    name: &str,
+    object: &Value,
+    now: Option<Timestamp>,
+    args: &FieldsArgs,
+) -> ObjectFields {
+    let raw: Vec<RawEntry> = object
+        .pointer("/metadata/managedFields")
+        .cloned()
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default();
+    let mut undecodable = Vec::new();
+    let entries: Vec<Entry> = raw
+        .into_iter()
+        .map(|r| {
+            let paths = decode(&r.fields_v1).unwrap_or_else(|e| {
+                undecodable.push(format!("manager {}: {e}", r.manager));
+                Vec::new()
+            });
+            Entry {
+                manager: r.manager,
+                operation: r.operation,
+                subresource: r.subresource,
+                api_version: r.api_version,
+                time: r.time,
+                paths,
+            }
+        })
+        .collect();
+    let keep_manager = |e: &Entry| args.manager.as_ref().is_none_or(|m| &e.manager == m);
+    let keep_path = |p: &str| args.path.as_ref().is_none_or(|prefix| p.starts_with(prefix.as_str()));
+    let mut fields = Vec::new();
+    for (path, ids) in ownership(&entries) {
+        let text = path.to_string();
+        if !keep_path(&text) || !ids.iter().any(|&i| keep_manager(&entries[i])) {
+            continue;
+        }
+        let owners = ids
+            .iter()
+            .map(|&i| {
+                let e = &entries[i];
+                Owner {
+                    manager: e.manager.clone(),
+                    operation: e.operation.clone(),
+                    subresource: e.subresource.clone(),
+                    time: e.time,
+                }
+            })
+            .collect();
+        fields.push(FieldRow { value: path.lookup(object).cloned(), path: text, owners });
+    }
+    let all_contests = contests(&entries);
+    let contests = all_contests.into_iter().filter(|c| keep_path(&c.path)).collect();
+    ObjectFields {
+        kind: kind.to_string(),
+        namespace: ns.map(str::to_string),
+        name: name.to_string(),
+        server_time: now,
+        managers: entries.into_iter().filter(|e| keep_manager(e)).collect(),
+        fields,
+        contests,
+        undecodable,
+    }
+}
+
+fn age(time: Option<Timestamp>, now: Option<Timestamp>) -> String {
+    match (time, now) {
+        (Some(t), Some(n)) => {
+            human(std::time::Duration::from_secs(n.as_second().saturating_sub(t.as_second()).max(0) as u64))
+        }
+        _ => "<unknown>".into(),
+    }
+}
+
+fn render(o: &ObjectFields, printer: &Printer, by_manager: bool) -> String {
+    let mut text = String::new();
+    if by_manager {
+        let mut grid =
+            Grid::new(vec!["MANAGER", "OPERATION", "SUBRESOURCE", "APIVERSION", "FIELDS", "LAST WRITE", "AREAS"]);
+        for e in &o.managers {
+            let areas: BTreeSet<String> = e
+                .paths
+                .iter()
+                .map(|p| {
+                    let s = p.to_string();
+                    let mut parts = s.trim_start_matches('.').splitn(3, '.');
+                    match (parts.next(), parts.next()) {
+                        (Some("metadata"), Some(sub)) => {
+                            format!("metadata.{}", sub.split('[').next().unwrap_or(sub))
+                        }
+                        (Some(top), _) => top.split('[').next().unwrap_or(top).to_string(),
+                        _ => s,
+                    }
+                })
+                .collect();
+            grid.row(vec![
+                e.manager.clone().into(),
+                e.operation.clone().into(),
+                if e.subresource.is_empty() { "<main>".into() } else { e.subresource.clone().into() },
+                e.api_version.clone().into(),
+                e.paths.len().to_string().into(),
+                age(e.time, o.server_time).into(),
+                areas.into_iter().collect::<Vec<_>>().join(",").into(),
+            ]);
+        }
+        text.push_str(&grid.render(printer.no_headers, printer.color));
+    } else {
+        let mut headers = vec!["PATH", "MANAGER", "OPERATION", "SUBRESOURCE", "AGE"];
+        if printer.wide() {
+            headers.push("VALUE");
+        }
+        let mut grid = Grid::new(headers);
+        let contested: BTreeSet<&str> = o.contests.iter().map(|c| c.path.as_str()).collect();
+        for f in &o.fields {
+            for owner in &f.owners {
+                let tone = if contested.contains(f.path.as_str()) { Tone::Warn } else { Tone::Plain };
+                let mut row = vec![
+                    styled(f.path.clone(), tone),
+                    owner.manager.clone().into(),
+                    owner.operation.clone().into(),
+                    if owner.subresource.is_empty() { "<main>".into() } else { owner.subresource.clone().into() },
+                    age(owner.time, o.server_time).into(),
+                ];
+                if printer.wide() {
+                    let v = f.value.as_ref().map(|v| match v {
+                        Value::Object(_) | Value::Array(_) => "{...}".to_string(),
+                        other => other.to_string(),
+                    });
+                    row.push(v.unwrap_or_else(|| "<none>".into()).into());
+                }
+                grid.row(row);
+            }
+        }
+        text.push_str(&grid.render(printer.no_headers, printer.color));
+    }
+    if !o.contests.is_empty() {
+        text.push('\n');
+        for c in &o.contests {
+            let kind =
+                serde_json::to_value(c.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            text.push_str(&format!(
+                "{}/{}: {} {kind}: {}\n",
+                o.kind.to_lowercase(),
+                o.name,
+                c.path,
+                c.managers.join(", ")
+            ));
+        }
+    }
+    text
+}

@@ -1,0 +1,186 @@
+//! API discovery: the aggregated endpoint (apidiscovery.k8s.io/v2, two requests)
+//! when served, else the legacy per-group walk. Produces plain resource records
+//! ([`ApiResource`]) that [`crate::analyze::resource_ref`] resolves user arguments against.
+
+use futures::{StreamExt, stream};
+use serde::Deserialize;
+
+use super::request::{Accept, Conn, RequestError};
+
+pub use crate::analyze::resource_ref::ApiResource;
+
+#[derive(Deserialize)]
+struct GroupList {
+    #[serde(default)]
+    items: Vec<DiscoveredGroup>,
+}
+
+#[derive(Deserialize)]
+struct DiscoveredGroup {
+    #[serde(default)]
+    metadata: Named,
+    #[serde(default)]
+    versions: Vec<DiscoveredVersion>,
+}
+
+#[derive(Deserialize, Default)]
+struct Named {
+    #[serde(default)]
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct DiscoveredVersion {
+    version: String,
+    #[serde(default)]
+    resources: Vec<DiscoveredResource>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DiscoveredResource {
+    resource: String,
+    #[serde(default)]
+    response_kind: Option<Kind>,
+    #[serde(default)]
+    scope: String,
+    #[serde(default)]
+    singular_resource: String,
+    #[serde(default)]
+    short_names: Vec<String>,
+    #[serde(default)]
+    verbs: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct Kind {
+    #[serde(default)]
+    kind: String,
+}
+
+/// Every resource the server serves, preferred versions first within a group.
+pub async fn discover(conn: &Conn) -> Result<Vec<ApiResource>, RequestError> {
+    match aggregated(conn).await {
+        Ok(Some(found)) => Ok(found),
+        Ok(None) => legacy(conn).await,
+        Err(e) => Err(e),
+    }
+}
+
+/// `None` when the server does not answer with aggregated discovery (before 1.26).
+async fn aggregated(conn: &Conn) -> Result<Option<Vec<ApiResource>>, RequestError> {
+    let mut out = Vec::new();
+    for root in ["/api", "/apis"] {
+        let reply = conn.get(root, Accept::AggregatedDiscovery).await?;
+        let Ok(list) = serde_json::from_slice::<GroupList>(&reply.body) else {
+            return Ok(None);
+        };
+        if list.items.is_empty() && root == "/apis" {
+            // A legacy APIGroupList decodes as an empty aggregated list.
+            let legacy: serde_json::Value = serde_json::from_slice(&reply.body).unwrap_or_default();
+            if legacy.get("kind").and_then(|k| k.as_str()) != Some("APIGroupDiscoveryList") {
+                return Ok(None);
+            }
+        }
+        for group in list.items {
+            for (i, version) in group.versions.iter().enumerate() {
+                for r in &version.resources {
+                    out.push(ApiResource {
+                        group: group.metadata.name.clone(),
+                        version: version.version.clone(),
+                        plural: r.resource.clone(),
+                        singular: r.singular_resource.clone(),
+                        kind: r.response_kind.as_ref().map(|k| k.kind.clone()).unwrap_or_default(),
+                        short_names: r.short_names.clone(),
+                        namespaced: r.scope == "Namespaced",
+                        verbs: r.verbs.clone(),
+                        // Versions are listed in preference order.
+                        preferred: i == 0,
+                    });
+                }
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+async fn legacy(conn: &Conn) -> Result<Vec<ApiResource>, RequestError> {
+    #[derive(Deserialize)]
+    struct Groups {
+        #[serde(default)]
+        groups: Vec<Group>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Group {
+        name: String,
+        #[serde(default)]
+        versions: Vec<GroupVersion>,
+        preferred_version: Option<GroupVersion>,
+    }
+    #[derive(Deserialize, Clone)]
+    struct GroupVersion {
+        version: String,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct ResourceList {
+        #[serde(default)]
+        resources: Vec<Resource>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Resource {
+        name: String,
+        #[serde(default)]
+        singular_name: String,
+        #[serde(default)]
+        namespaced: bool,
+        #[serde(default)]
+        kind: String,
+        #[serde(default)]
+        verbs: Vec<String>,
+        #[serde(default)]
+        short_names: Vec<String>,
+    }
+    let groups: Groups = super::decode(&conn.get("/apis", Accept::Json).await?, "/apis", conn.server())?;
+    let mut targets = vec![(String::new(), "v1".to_string(), true)];
+    for g in groups.groups {
+        let preferred = g.preferred_version.map(|p| p.version);
+        for v in g.versions {
+            let is_preferred = preferred.as_deref() == Some(&v.version);
+            targets.push((g.name.clone(), v.version, is_preferred));
+        }
+    }
+    let lists: Vec<_> = stream::iter(targets)
+        .map(|(group, version, preferred)| async move {
+            let path = if group.is_empty() { format!("/api/{version}") } else { format!("/apis/{group}/{version}") };
+            let list = conn
+                .get(&path, Accept::Json)
+                .await
+                .and_then(|r| super::decode::<ResourceList>(&r, &path, conn.server()));
+            (group, version, preferred, list)
+        })
+        .buffered(8)
+        .collect()
+        .await;
+    let mut out = Vec::new();
+    for (group, version, preferred, list) in lists {
+        // A group whose aggregated API server is down is skipped, as kubectl does.
+        let Ok(list) = list else { continue };
+        for r in list.resources.into_iter().filter(|r| !r.name.contains('/')) {
+            out.push(ApiResource {
+                group: group.clone(),
+                version: version.clone(),
+                singular: if r.singular_name.is_empty() { r.kind.to_lowercase() } else { r.singular_name },
+                plural: r.name,
+                kind: r.kind,
+                short_names: r.short_names,
+                namespaced: r.namespaced,
+                verbs: r.verbs,
+                preferred,
+            });
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,124 @@
+//! `kubectl coord fields` against ownership written by the real server, with the
+//! server itself as the oracle: a server-side dry-run apply by another manager that
+//! changes only a field must conflict naming the manager the command attributes it
+//! to, and a field the command says nobody owns must not conflict.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Cluster, cluster};
+
+fn setup(c: &Cluster) -> String {
+    let ns = c.fresh_namespace("coord-fields-cmd");
+    let manifest = format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: {ns}}}\nspec:\n  replicas: 2\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      containers:\n      - name: web\n        image: registry.k8s.io/pause:3.10\n"
+    );
+    let path = c.dir.join(format!("{ns}.yaml"));
+    std::fs::write(&path, manifest).unwrap();
+    c.kubectl(&["apply", "--server-side", "--field-manager=gitops", "-f", path.to_str().unwrap()]).ok();
+    // The HPA-style writer: the scale subresource takes spec.replicas.
+    c.kubectl(&["-n", &ns, "scale", "deployment", "web", "--replicas=3"]).ok();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !c
+        .kubectl(&["-n", &ns, "get", "deploy", "web", "-o", "jsonpath={.metadata.managedFields[*].manager}"])
+        .ok()
+        .stdout
+        .contains("kube-controller-manager")
+    {
+        assert!(Instant::now() < deadline, "the Deployment controller never wrote status");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    ns
+}
+
+/// Server-side dry-run apply by `probe` of a Deployment that sets only `spec_yaml`.
+fn probe_apply(c: &Cluster, ns: &str, spec_yaml: &str) -> common::Run {
+    let manifest =
+        format!("apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: {ns}}}\nspec:\n{spec_yaml}");
+    let path = c.dir.join(format!("{ns}-probe.yaml"));
+    std::fs::write(&path, manifest).unwrap();
+    c.kubectl(&["apply", "--server-side", "--dry-run=server", "--field-manager=probe", "-f", path.to_str().unwrap()])
+}
+
+#[test]
+fn ownership_agrees_with_the_servers_conflicts() {
+    let c = cluster();
+    let ns = setup(&c);
+    let report = c.coord("viewer", &["fields", "deploy/web", "-n", &ns, "-o", "json"]).ok().json();
+    assert_eq!(report["kind"], "FieldReport");
+    let obj = &report["objects"][0];
+    let owners = |path: &str| -> Vec<String> {
+        obj["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .map(|f| {
+                f["owners"].as_array().unwrap().iter().map(|o| o["manager"].as_str().unwrap().to_string()).collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(owners(".spec.replicas"), vec!["kubectl"]);
+    assert_eq!(owners(".spec.template.spec.containers[name=web].image"), vec!["gitops"]);
+    assert!(owners(".spec.minReadySeconds").is_empty());
+    let value =
+        obj["fields"].as_array().unwrap().iter().find(|f| f["path"] == ".spec.replicas").unwrap()["value"].clone();
+    assert_eq!(value, 3);
+
+    // The server's own verdicts.
+    let replicas = probe_apply(&c, &ns, "  replicas: 5\n");
+    assert_ne!(replicas.code, 0);
+    assert!(
+        replicas.stderr.contains("conflict with \"kubectl\"") && replicas.stderr.contains(".spec.replicas"),
+        "{}",
+        replicas.stderr
+    );
+    let image = probe_apply(
+        &c,
+        &ns,
+        "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - {name: web, image: registry.k8s.io/pause:3.9}\n",
+    );
+    assert_ne!(image.code, 0);
+    assert!(image.stderr.contains("conflict with \"gitops\""), "{}", image.stderr);
+    probe_apply(&c, &ns, "  minReadySeconds: 7\n").ok();
+
+    // The classic fight is flagged: replicas owned by an Update manager inside gitops's applied spec.
+    let contests = obj["contests"].as_array().unwrap();
+    assert!(
+        contests.iter().any(|c| c["path"] == ".spec.replicas" && c["kind"] == "update-inside-apply"),
+        "{contests:#?}"
+    );
+    c.coord("viewer", &["fields", "deploy/web", "-n", &ns, "--exit-code"]).code(3);
+    c.coord("viewer", &["fields", "deploy/web", "-n", &ns, "--exit-code", "--path", ".spec.template"]).code(0);
+}
+
+#[test]
+fn views_filters_and_bad_input() {
+    let c = cluster();
+    let ns = setup(&c);
+    let by = c.coord("viewer", &["fields", "deployments.apps", "web", "-n", &ns, "--by-manager"]).ok();
+    let gitops = by.stdout.lines().find(|l| l.starts_with("gitops ")).unwrap_or_else(|| panic!("{}", by.stdout));
+    assert!(gitops.contains("Apply") && gitops.contains("<main>") && gitops.contains("spec"), "{gitops}");
+    let status = by.stdout.lines().find(|l| l.starts_with("kube-controller-manager ")).unwrap();
+    assert!(status.contains("status"), "{status}");
+    let wide = c.coord("viewer", &["fields", "deploy/web", "-n", &ns, "-o", "wide", "--manager", "gitops"]).ok();
+    assert!(
+        wide.stdout.lines().skip(1).filter(|l| l.starts_with('.')).all(|l| l.contains(" gitops ")),
+        "{}",
+        wide.stdout
+    );
+    assert!(wide.stdout.contains("\"registry.k8s.io/pause:3.10\""), "{}", wide.stdout);
+    for (args, code, needle) in [
+        (vec!["fields", "deploy/nope"], 1, "deployments \"nope\" not found"),
+        (vec!["fields", "gadget/x"], 2, "does not serve a resource type \"gadget\""),
+        (vec!["fields", "deploy/"], 2, "the name is empty"),
+        (vec!["fields", "/x"], 2, "the resource type is empty"),
+        (vec!["fields", "a/b/c"], 2, "one '/'"),
+        (vec!["fields", "deploy/my app"], 2, "not a valid object name"),
+    ] {
+        let mut full = args.clone();
+        full.extend(["-n", ns.as_str()]);
+        c.coord("viewer", &full).code(code).one_line_error(needle);
+    }
+}
