@@ -56,8 +56,8 @@ pub fn parse_args(args: &[String]) -> Result<Vec<ObjectArg>, String> {
         for a in args {
             let parts: Vec<&str> = a.split('/').collect();
             match parts[..] {
-                [t, _] if t.is_empty() => return Err(format!("{a:?}: the resource type is empty")),
-                [_, n] if n.is_empty() => return Err(format!("{a:?}: the name is empty")),
+                ["", _] => return Err(format!("{a:?}: the resource type is empty")),
+                [_, ""] => return Err(format!("{a:?}: the name is empty")),
                 [t, n] => out.push(ObjectArg { type_name: t.to_string(), name: check_name(n)?.to_string() }),
                 [_] => {
                     return Err(format!("{a:?}: mix of TYPE/NAME and plain names; use TYPE/NAME for every object"));
