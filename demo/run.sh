@@ -70,6 +70,14 @@ kubectl coord overlaps -n coord-demo --cross-kind -l app=shop
 say "kubectl coord overlaps -n coord-demo --exit-code --min-severity error; echo \$?"
 kubectl coord overlaps -n coord-demo --exit-code --min-severity error >/dev/null && echo 0 || echo $?
 
+# The HPA-style fight on spec.replicas: a GitOps tool applies, someone scales.
+kubectl apply --server-side --field-manager=gitops -f examples/server-side/storefront.yaml >/dev/null
+kubectl -n coord-demo scale deployment storefront --replicas=4 >/dev/null
+say "kubectl coord fields deploy/storefront -n coord-demo --by-manager"
+kubectl coord fields deploy/storefront -n coord-demo --by-manager
+say "kubectl coord fields deploy/storefront -n coord-demo -o wide --path .spec"
+kubectl coord fields deploy/storefront -n coord-demo -o wide --path .spec
+
 leader=$(kubectl -n coord-demo get lease healthy-election -o 'jsonpath={.spec.holderIdentity}')
 say "kubectl coord leases -n coord-demo healthy-election --watch --watch-timeout 20s   # while the leader ($leader) is killed"
 kubectl coord leases -n coord-demo healthy-election --watch --watch-timeout 20s &
