@@ -65,6 +65,28 @@ impl Printer {
     }
 }
 
+/// Colours a whole line by tone (findings, watch lines); table cells are coloured by [`table`].
+pub fn paint(text: &str, tone: table::Tone, color: bool) -> String {
+    use owo_colors::OwoColorize;
+    use table::Tone;
+    if !color {
+        return text.to_string();
+    }
+    match tone {
+        Tone::Bad => text.red().bold().to_string(),
+        Tone::Warn => text.yellow().bold().to_string(),
+        Tone::Good => text.green().to_string(),
+        Tone::Dim => text.dimmed().to_string(),
+        Tone::Plain => text.to_string(),
+    }
+}
+
+/// The name serde gives a unit enum variant (`at-risk`, `update-inside-apply`), for text output
+/// that must say exactly what the JSON says.
+pub fn serde_name<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
 /// Writes to stdout; a closed pipe (`| head`) ends the program quietly, as kubectl does.
 pub fn out(text: &str) -> Result<()> {
     let mut stdout = std::io::stdout().lock();

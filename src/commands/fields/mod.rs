@@ -16,7 +16,7 @@ use crate::cli::ConnectionArgs;
 use crate::connect::{Session, discovery};
 use crate::error::{Outcome, usage};
 use crate::output::table::{Grid, Tone, styled};
-use crate::output::{Printer, SCHEMA_VERSION, out};
+use crate::output::{Printer, SCHEMA_VERSION, out, serde_name};
 
 #[derive(Debug, Args)]
 pub struct FieldsArgs {
@@ -269,8 +269,7 @@ fn render(o: &ObjectFields, printer: &Printer, by_manager: bool) -> String {
     if !o.contests.is_empty() {
         text.push('\n');
         for c in &o.contests {
-            let kind =
-                serde_json::to_value(c.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let kind = serde_name(&c.kind);
             text.push_str(&format!(
                 "{}/{}: {} {kind}: {}\n",
                 o.kind.to_lowercase(),

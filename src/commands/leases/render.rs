@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::age::{human, human_signed};
 use crate::analyze::lease::{LeaseState, SKEW_MARGIN_MICROS, looks_like_controller_pod};
 use crate::analyze::lease_report::{LeaseRow, NodeSummary};
-use crate::output::Printer;
+use crate::output::{Printer, paint, serde_name};
 use crate::output::table::{Grid, Styled, Tone, styled};
 
 use super::LeaseReport;
@@ -74,8 +74,7 @@ pub fn text(report: &LeaseReport, printer: &Printer, all_namespaces: bool, names
     if !report.findings.is_empty() {
         text.push('\n');
         for f in &report.findings {
-            let label = format!("{:?}", f.kind);
-            let kind = serde_json::to_value(&f.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or(label);
+            let kind = serde_name(&f.kind);
             let line = format!("{}/{}: {kind}: {}", f.namespace, f.name, f.message);
             text.push_str(&paint(&line, Tone::Bad, printer.color));
             text.push('\n');
@@ -144,17 +143,5 @@ fn tone(state: LeaseState) -> Tone {
         LeaseState::AtRisk | LeaseState::Skewed => Tone::Warn,
         LeaseState::Expired => Tone::Bad,
         LeaseState::Released | LeaseState::Unknown => Tone::Dim,
-    }
-}
-
-fn paint(text: &str, tone: Tone, color: bool) -> String {
-    use owo_colors::OwoColorize;
-    if !color {
-        return text.to_string();
-    }
-    match tone {
-        Tone::Bad => text.red().to_string(),
-        Tone::Warn => text.yellow().to_string(),
-        _ => text.to_string(),
     }
 }

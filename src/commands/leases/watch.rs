@@ -15,7 +15,7 @@ use crate::connect::Session;
 use crate::connect::list::encode;
 use crate::error::Outcome;
 use crate::output::table::Tone;
-use crate::output::{Printer, out};
+use crate::output::{Printer, out, paint};
 
 /// Consecutive failures to reopen a watch before giving up.
 const MAX_REOPEN_FAILURES: u32 = 5;
@@ -233,18 +233,5 @@ fn describe(event: &WatchEvent) -> (&'static str, String, Tone) {
             Tone::Bad,
         ),
         WatchEvent::Deleted => ("deleted", String::new(), Tone::Warn),
-    }
-}
-
-fn paint(text: &str, tone: Tone, color: bool) -> String {
-    use owo_colors::OwoColorize;
-    if !color {
-        return text.to_string();
-    }
-    match tone {
-        Tone::Bad => text.red().bold().to_string(),
-        Tone::Warn => text.yellow().bold().to_string(),
-        Tone::Dim => text.dimmed().to_string(),
-        _ => text.to_string(),
     }
 }
