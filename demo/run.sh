@@ -77,6 +77,8 @@ say "kubectl coord fields deploy/storefront -n coord-demo --by-manager"
 kubectl coord fields deploy/storefront -n coord-demo --by-manager
 say "kubectl coord fields deploy/storefront -n coord-demo -o wide --path .spec"
 kubectl coord fields deploy/storefront -n coord-demo -o wide --path .spec
+say "kubectl coord fields -n coord-demo   # census of every workload object"
+kubectl coord fields -n coord-demo
 
 leader=$(kubectl -n coord-demo get lease healthy-election -o 'jsonpath={.spec.holderIdentity}')
 say "kubectl coord leases -n coord-demo healthy-election --watch --watch-timeout 20s   # while the leader ($leader) is killed"

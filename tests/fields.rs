@@ -122,3 +122,43 @@ fn views_filters_and_bad_input() {
         c.coord("viewer", &full).code(code).one_line_error(needle);
     }
 }
+
+#[test]
+fn namespace_census_counts_managers_and_lists_contested_objects() {
+    let c = cluster();
+    let ns = setup(&c);
+    let report = c.coord("viewer", &["fields", "-n", &ns, "-o", "json"]).ok().json();
+    assert_eq!(report["kind"], "FieldCensus");
+    // The Deployment and the ReplicaSet its controller made.
+    assert_eq!(report["objects"], 2, "{report:#}");
+    let managers = report["managers"].as_array().unwrap();
+    let gitops = managers.iter().find(|m| m["manager"] == "gitops").unwrap();
+    assert_eq!(gitops["objects"], 1);
+    let kcm = managers.iter().find(|m| m["manager"] == "kube-controller-manager").unwrap();
+    assert_eq!(kcm["objects"], 2, "it wrote the Deployment's status and made the ReplicaSet");
+    let contested = report["contested"].as_array().unwrap();
+    assert!(
+        contested
+            .iter()
+            .any(|o| o["name"] == "web"
+                && o["contests"].as_array().unwrap().iter().any(|k| k["path"] == ".spec.replicas")),
+        "{contested:#?}"
+    );
+    let table = c.coord("viewer", &["fields", "-n", &ns]).ok();
+    assert!(
+        table
+            .stdout
+            .contains(&format!("{ns}/deployment/web: .spec.replicas update-inside-apply: kubectl (scale), gitops")),
+        "{}",
+        table.stdout
+    );
+    assert!(table.stdout.contains("2 objects,"), "{}", table.stdout);
+    c.coord("viewer", &["fields", "-n", &ns, "--exit-code"]).code(3);
+    // --kinds adds types: the namespace's kube-root-ca.crt ConfigMap.
+    let more = c.coord("viewer", &["fields", "-n", &ns, "--kinds", "configmaps", "-o", "json"]).ok().json();
+    assert_eq!(more["objects"], 3, "{more:#}");
+    c.coord("viewer", &["fields", "-n", &ns, "--kinds", "gadgets"]).code(2).one_line_error("--kinds");
+    c.coord("viewer", &["fields", "-n", &ns, "--by-manager"]).code(2).one_line_error("need an object");
+    let limited = c.coord("limited", &["fields", "-A"]).ok();
+    assert!(limited.stderr.contains("not listed: deployments: forbidden"), "{}", limited.stderr);
+}

@@ -1,5 +1,7 @@
 //! `kubectl coord fields TYPE/NAME`: which manager owns which field, and where they contend.
 
+mod census;
+
 use std::collections::BTreeSet;
 
 use anyhow::{Result, anyhow};
@@ -20,9 +22,12 @@ use crate::output::{Printer, SCHEMA_VERSION, out, serde_name};
 
 #[derive(Debug, Args)]
 pub struct FieldsArgs {
-    /// The object: TYPE/NAME (deploy/web, deployments.apps/web) or TYPE NAME
-    #[arg(required = true)]
+    /// The object: TYPE/NAME (deploy/web, deployments.apps/web) or TYPE NAME. Without one,
+    /// a census of every object of the common workload kinds in the namespace (-A: all)
     pub object: Vec<String>,
+    /// With no object: also scan these types (e.g. configmaps,widgets.example.com)
+    #[arg(long, value_delimiter = ',', value_name = "TYPES")]
+    pub kinds: Vec<String>,
     /// One line per managedFields entry instead of per field
     #[arg(long)]
     pub by_manager: bool,
@@ -94,6 +99,9 @@ struct RawEntry {
 }
 
 pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs) -> Result<Outcome> {
+    if args.object.is_empty() {
+        return run_census(conn, printer, args).await;
+    }
     let targets = parse_args(&args.object).map_err(usage)?;
     let session = Session::open(conn).await?;
     let resources = discovery::discover(&session.conn).await?;
@@ -112,9 +120,7 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs) ->
         })?;
         objects.push(analyze_object(&resource.kind, ns, &t.name, &object, reply.server_time, args));
     }
-    let contested = objects.iter().flat_map(|o| &o.contests).any(|c| {
-        matches!(c.kind, ContestKind::ApplyAndUpdate | ContestKind::UpdateAndUpdate | ContestKind::UpdateInsideApply)
-    });
+    let contested = objects.iter().flat_map(|o| &o.contests).any(is_fight);
     if printer.is_machine() {
         printer.machine(&FieldReport { api_version: SCHEMA_VERSION, kind: "FieldReport", objects })?;
     } else {
@@ -127,6 +133,40 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs) ->
         }
     }
     Ok(if args.exit_code && contested { Outcome::Findings } else { Outcome::Clean })
+}
+
+/// The contests `--exit-code` counts: Apply against Update, or Update against Update.
+fn is_fight(c: &Contest) -> bool {
+    matches!(c.kind, ContestKind::ApplyAndUpdate | ContestKind::UpdateAndUpdate | ContestKind::UpdateInsideApply)
+}
+
+async fn run_census(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs) -> Result<Outcome> {
+    if args.by_manager || args.manager.is_some() || args.path.is_some() {
+        return Err(usage("--by-manager, --manager and --path need an object (TYPE/NAME)"));
+    }
+    let session = Session::open(conn).await?;
+    let census = census::collect(&session, &args.kinds).await?;
+    if printer.is_machine() {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct CensusReport<'a> {
+            api_version: &'static str,
+            kind: &'static str,
+            #[serde(flatten)]
+            census: &'a census::Census,
+        }
+        printer.machine(&CensusReport { api_version: SCHEMA_VERSION, kind: "FieldCensus", census: &census })?;
+    } else {
+        out(&census::render(&census, printer))?;
+    }
+    for note in &census.skipped {
+        printer.warn(&format!("not listed: {note}; the census may be incomplete"));
+    }
+    for note in &census.undecodable {
+        printer.warn(&format!("managedFields not understood: {note}"));
+    }
+    let fights = census.contested.iter().flat_map(|o| &o.contests).any(is_fight);
+    Ok(if args.exit_code && fights { Outcome::Findings } else { Outcome::Clean })
 }
 
 fn analyze_object(

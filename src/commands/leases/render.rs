@@ -5,8 +5,8 @@ use std::time::Duration;
 use crate::age::{human, human_signed};
 use crate::analyze::lease::{LeaseState, SKEW_MARGIN_MICROS, looks_like_controller_pod};
 use crate::analyze::lease_report::{LeaseRow, NodeSummary};
-use crate::output::{Printer, paint, serde_name};
 use crate::output::table::{Grid, Styled, Tone, styled};
+use crate::output::{Printer, paint, serde_name};
 
 use super::LeaseReport;
 

@@ -1,0 +1,177 @@
+//! `kubectl coord fields -n NS` (no object): ownership across every object of the
+//! common workload kinds, from metadata-only lists (managedFields live in metadata).
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::analyze::fields::{Contest, Entry, contests};
+use crate::analyze::fieldsv1::decode;
+use crate::analyze::resource_ref::resolve;
+use crate::connect::list::{PAGE_SIZE, list_all};
+use crate::connect::{Accept, Session, discovery};
+use crate::error::usage;
+use crate::output::table::Grid;
+use crate::output::{Printer, serde_name};
+
+pub const DEFAULT_KINDS: &[&str] = &[
+    "deployments.apps",
+    "replicasets.apps",
+    "statefulsets.apps",
+    "daemonsets.apps",
+    "jobs.batch",
+    "cronjobs.batch",
+    "services",
+];
+
+#[derive(Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagerCensus {
+    pub manager: String,
+    pub objects: usize,
+    pub fields: usize,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContestedObject {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub contests: Vec<Contest>,
+}
+
+#[derive(Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Census {
+    pub objects: usize,
+    pub managers: Vec<ManagerCensus>,
+    pub contested: Vec<ContestedObject>,
+    pub skipped: Vec<String>,
+    pub undecodable: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct Item {
+    metadata: Meta,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Meta {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: String,
+    #[serde(default)]
+    managed_fields: Vec<Value>,
+}
+
+pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census> {
+    let resources = discovery::discover(&session.conn).await?;
+    let mut kinds: Vec<String> = DEFAULT_KINDS.iter().map(|s| s.to_string()).collect();
+    kinds.extend(extra_kinds.iter().cloned());
+    let mut census = Census::default();
+    let mut managers: BTreeMap<String, ManagerCensus> = BTreeMap::new();
+    for kind in &kinds {
+        let resource = match resolve(kind, &resources) {
+            Ok(r) => r,
+            Err(e) if extra_kinds.contains(kind) => return Err(usage(format!("--kinds: {e}"))),
+            // A default kind the server does not serve is simply absent.
+            Err(_) => continue,
+        };
+        let ns = (!session.all_namespaces).then_some(session.namespace.as_str());
+        let path = resource.collection(ns);
+        let listed = match list_all::<Item>(&session.conn, &path, "", Accept::MetadataList, PAGE_SIZE).await {
+            Ok(l) => l,
+            Err(e) if e.forbidden() => {
+                census.skipped.push(format!("{}: forbidden", resource.plural));
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        for item in listed.items {
+            census.objects += 1;
+            let entries: Vec<Entry> = item
+                .metadata
+                .managed_fields
+                .iter()
+                .filter_map(|raw| {
+                    let text = |k: &str| raw.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+                    match decode(raw.get("fieldsV1").unwrap_or(&Value::Null)) {
+                        Ok(paths) => Some(Entry {
+                            manager: text("manager"),
+                            operation: text("operation"),
+                            subresource: text("subresource"),
+                            api_version: text("apiVersion"),
+                            time: None,
+                            paths,
+                        }),
+                        Err(e) => {
+                            census.undecodable.push(format!(
+                                "{} {}/{}: {e}",
+                                resource.kind, item.metadata.namespace, item.metadata.name
+                            ));
+                            None
+                        }
+                    }
+                })
+                .collect();
+            let mut seen = Vec::new();
+            for e in &entries {
+                let m = managers
+                    .entry(e.manager.clone())
+                    .or_insert_with(|| ManagerCensus { manager: e.manager.clone(), ..Default::default() });
+                m.fields += e.paths.len();
+                if !seen.contains(&e.manager) {
+                    m.objects += 1;
+                    seen.push(e.manager.clone());
+                }
+            }
+            let found = contests(&entries);
+            if !found.is_empty() {
+                census.contested.push(ContestedObject {
+                    kind: resource.kind.clone(),
+                    namespace: item.metadata.namespace,
+                    name: item.metadata.name,
+                    contests: found,
+                });
+            }
+        }
+    }
+    census.managers = managers.into_values().collect();
+    Ok(census)
+}
+
+pub fn render(c: &Census, printer: &Printer) -> String {
+    let mut grid = Grid::new(vec!["MANAGER", "OBJECTS", "FIELDS"]);
+    for m in &c.managers {
+        grid.row(vec![m.manager.clone().into(), m.objects.to_string().into(), m.fields.to_string().into()]);
+    }
+    let mut text = grid.render(printer.no_headers, printer.color);
+    if !c.contested.is_empty() {
+        text.push('\n');
+    }
+    for o in &c.contested {
+        for k in &o.contests {
+            text.push_str(&format!(
+                "{}/{}/{}: {} {}: {}\n",
+                o.namespace,
+                o.kind.to_lowercase(),
+                o.name,
+                k.path,
+                serde_name(&k.kind),
+                k.managers.join(", ")
+            ));
+        }
+    }
+    text.push_str(&format!(
+        "{} objects, {} managers, {} with contested fields\n",
+        c.objects,
+        c.managers.len(),
+        c.contested.len()
+    ));
+    text
+}
