@@ -146,90 +146,89 @@ impl Conn {
     /// Opens a watch (GET with `watch=1` in `path`). Only the wait for the response
     /// headers is bounded by --request-timeout; the stream itself stays open.
     pub async fn watch(&self, path: &str) -> Result<WatchStream, RequestError> {
-        let fail = |code: Option<u16>, reason: String, message: String| RequestError {
-            method: Method::GET,
-            path: path.to_string(),
-            server: self.server.clone(),
-            code,
-            reason,
-            message,
-        };
         let request = Request::builder()
             .method(Method::GET)
             .uri(path)
             .header(header::ACCEPT, Accept::Json.header_value())
-            .body(kube::client::Body::from(Vec::new()))
+            .body(Vec::new())
             .expect("a GET with a valid path always builds");
-        let call = self.client.send(request);
-        let response = match self.timeout {
-            None => call.await,
-            Some(limit) => match tokio::time::timeout(limit, call).await {
-                Ok(r) => r,
-                Err(_) => {
-                    return Err(fail(None, String::new(), format!("no answer within --request-timeout {limit:?}")));
-                }
-            },
-        };
-        let response = match response {
-            Ok(r) => r,
-            Err(kube::Error::Api(status)) => {
-                return Err(fail(Some(status.code), status.reason.clone(), status.message.clone()));
-            }
-            Err(e) => return Err(fail(None, String::new(), flat(&e))),
-        };
-        if !response.status().is_success() {
-            let code = response.status().as_u16();
-            let body = response.into_body().collect_bytes().await.map(|b| b.to_vec()).unwrap_or_default();
-            let (reason, message) = status_text(&body);
-            return Err(fail(Some(code), reason, message));
-        }
+        let response = self.bounded(&Method::GET, path, self.respond(request)).await?;
         Ok(WatchStream { body: response.into_body(), buffer: Vec::new() })
     }
 
+    /// A whole request, headers and body, within --request-timeout.
     async fn send(&self, request: Request<Vec<u8>>) -> Result<Reply, RequestError> {
-        let method = request.method().clone();
-        let path = request.uri().to_string();
-        let fail = |code: Option<u16>, reason: String, message: String| RequestError {
-            method: method.clone(),
-            path: path.clone(),
-            server: self.server.clone(),
-            code,
-            reason,
-            message,
-        };
+        let (method, path) = (request.method().clone(), request.uri().to_string());
         let call = async {
-            let response = self.client.send(request.map(kube::client::Body::from)).await;
-            let response = match response {
-                Ok(r) => r,
-                // kube turns error statuses it recognises into Error::Api.
-                Err(kube::Error::Api(status)) => {
-                    return Err(fail(Some(status.code), status.reason.clone(), status.message.clone()));
-                }
-                Err(e) => return Err(fail(None, String::new(), flat(&e))),
-            };
-            let status = response.status();
+            let response = self.respond(request).await?;
             let server_time = response
                 .headers()
                 .get(header::DATE)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(v).ok());
-            let body = response
-                .into_body()
-                .collect_bytes()
-                .await
-                .map_err(|e| fail(None, String::new(), format!("reading the response: {}", flat(&e))))?
-                .to_vec();
-            if !status.is_success() {
-                let (reason, message) = status_text(&body);
-                return Err(fail(Some(status.as_u16()), reason, message));
-            }
-            Ok(Reply { body, server_time })
+            let body = response.into_body().collect_bytes().await.map_err(|e| {
+                self.error(&method, &path, None, String::new(), format!("reading the response: {}", flat(&e)))
+            })?;
+            Ok(Reply { body: body.to_vec(), server_time })
         };
+        self.bounded(&method, &path, call).await
+    }
+
+    /// Sends a request and returns a successful response; every failure (transport,
+    /// an error status kube recognised, any other non-2xx answer) becomes a RequestError.
+    async fn respond(&self, request: Request<Vec<u8>>) -> Result<http::Response<kube::client::Body>, RequestError> {
+        let (method, path) = (request.method().clone(), request.uri().to_string());
+        let response = match self.client.send(request.map(kube::client::Body::from)).await {
+            Ok(r) => r,
+            Err(kube::Error::Api(status)) => {
+                return Err(self.error(
+                    &method,
+                    &path,
+                    Some(status.code),
+                    status.reason.clone(),
+                    status.message.clone(),
+                ));
+            }
+            Err(e) => return Err(self.error(&method, &path, None, String::new(), flat(&e))),
+        };
+        if !response.status().is_success() {
+            let code = response.status().as_u16();
+            let body = response.into_body().collect_bytes().await.map(|b| b.to_vec()).unwrap_or_default();
+            let (reason, message) = status_text(&body);
+            return Err(self.error(&method, &path, Some(code), reason, message));
+        }
+        Ok(response)
+    }
+
+    /// Bounds `call` by --request-timeout, when one is set.
+    async fn bounded<T>(
+        &self,
+        method: &Method,
+        path: &str,
+        call: impl std::future::Future<Output = Result<T, RequestError>>,
+    ) -> Result<T, RequestError> {
         match self.timeout {
             None => call.await,
             Some(limit) => tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
-                Err(fail(None, String::new(), format!("no answer within --request-timeout {limit:?}")))
+                Err(self.error(
+                    method,
+                    path,
+                    None,
+                    String::new(),
+                    format!("no answer within --request-timeout {limit:?}"),
+                ))
             }),
+        }
+    }
+
+    fn error(&self, method: &Method, path: &str, code: Option<u16>, reason: String, message: String) -> RequestError {
+        RequestError {
+            method: method.clone(),
+            path: path.to_string(),
+            server: self.server.clone(),
+            code,
+            reason,
+            message,
         }
     }
 }
