@@ -80,6 +80,28 @@ kubectl coord fields deploy/storefront -n coord-demo -o wide --path .spec
 say "kubectl coord fields -n coord-demo   # census of every workload object"
 kubectl coord fields -n coord-demo
 
+# Ownership broken: an owner recreated under the same name, and a deletion that never ends.
+uid=$(kubectl -n coord-demo get cm release-v1 -o jsonpath='{.metadata.uid}')
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: release-v1-assets
+  namespace: coord-demo
+  finalizers: [coord.example/archive]
+  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: release-v1, uid: "$uid"}]
+YAML
+kubectl -n coord-demo delete cm release-v1 >/dev/null
+kubectl apply -f examples/owners.yaml >/dev/null
+kubectl -n coord-demo delete cm retired-settings --wait=false >/dev/null
+say "kubectl coord owners deploy/checkout -n coord-demo"
+kubectl coord owners deploy/checkout -n coord-demo
+pod=$(kubectl -n coord-demo get pods -l app=shop,track=stable -o jsonpath='{.items[0].metadata.name}')
+say "kubectl coord owners pod/$pod -n coord-demo --up --cascade=foreground"
+kubectl coord owners "pod/$pod" -n coord-demo --up --cascade=foreground
+say "kubectl coord owners --all -n coord-demo --stuck-after 0s --exit-code; echo \$?"
+kubectl coord owners --all -n coord-demo --stuck-after 0s --exit-code && echo 0 || echo $?
+
 leader=$(kubectl -n coord-demo get lease healthy-election -o 'jsonpath={.spec.holderIdentity}')
 say "kubectl coord leases -n coord-demo healthy-election --watch --watch-timeout 20s   # while the leader ($leader) is killed"
 kubectl coord leases -n coord-demo healthy-election --watch --watch-timeout 20s &

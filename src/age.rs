@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use jiff::Timestamp;
+
 pub fn human(d: Duration) -> String {
     let secs = d.as_secs();
     let (m, h, day) = (60, 3600, 86_400);
@@ -52,6 +54,14 @@ pub fn human_signed(seconds: i64) -> String {
         format!("in {}", human(Duration::from_secs(seconds.unsigned_abs())))
     } else {
         human(Duration::from_secs(seconds as u64))
+    }
+}
+
+/// Age of `then` on the server's clock `now`; `<unknown>` when either is missing.
+pub fn since(then: Option<Timestamp>, now: Option<Timestamp>) -> String {
+    match (then, now) {
+        (Some(t), Some(n)) => human(Duration::from_secs(n.as_second().saturating_sub(t.as_second()).max(0) as u64)),
+        _ => "<unknown>".into(),
     }
 }
 

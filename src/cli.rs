@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::{
-    completion::CompletionArgs, fields::FieldsArgs, leases::LeasesArgs, overlaps::OverlapsArgs, version::VersionArgs,
+    completion::CompletionArgs, fields::FieldsArgs, leases::LeasesArgs, overlaps::OverlapsArgs, owners::OwnersArgs,
+    version::VersionArgs,
 };
 
 pub const EXIT_CODES_HELP: &str = "\
@@ -41,6 +42,8 @@ pub enum Command {
     Version(VersionArgs),
     /// Lease holders, renewal ages, expiry, holder -> pod -> controller
     Leases(LeasesArgs),
+    /// ownerReferences tree up and down, cascade preview, broken references
+    Owners(OwnersArgs),
     /// Controllers whose label selectors overlap, with a witness and the pods both select
     Overlaps(OverlapsArgs),
     /// Which field managers own which fields of an object, and where they contend

@@ -1,10 +1,13 @@
 //! Pure analysis over snapshots: no I/O, no printing.
 
+pub mod cascade;
 pub mod fields;
 pub mod fieldsv1;
 pub mod lease;
 pub mod lease_report;
 pub mod lease_watch;
+pub mod object_status;
 pub mod overlap;
+pub mod owner_graph;
 pub mod resource_ref;
 pub mod selector;

@@ -4,6 +4,7 @@ pub mod completion;
 pub mod fields;
 pub mod leases;
 pub mod overlaps;
+pub mod owners;
 pub mod version;
 
 use anyhow::Result;
@@ -20,5 +21,6 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
         Command::Leases(args) => leases::run(&cli.connection, &printer, &args).await,
         Command::Overlaps(args) => overlaps::run(&cli.connection, &printer, &args).await,
         Command::Fields(args) => fields::run(&cli.connection, &printer, &args).await,
+        Command::Owners(args) => owners::run(&cli.connection, &printer, &args).await,
     }
 }

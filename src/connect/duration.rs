@@ -10,20 +10,29 @@ pub const TIMEOUT_HINT: &str =
 /// Parses a timeout; `Ok(None)` means "no timeout".
 pub fn parse_timeout(text: &str) -> Result<Option<Duration>, String> {
     let text = text.trim();
-    let invalid = || format!("invalid --request-timeout {text:?}: expected {TIMEOUT_HINT}");
+    let d = to_duration(text).ok_or_else(|| format!("invalid --request-timeout {text:?}: expected {TIMEOUT_HINT}"))?;
+    Ok((!d.is_zero()).then_some(d))
+}
+
+/// A duration flag other than --request-timeout (`--stuck-after 10m`): same grammar, zero allowed.
+pub fn parse_duration(flag: &str, text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    to_duration(text)
+        .ok_or_else(|| format!("invalid {flag} {text:?}: expected a whole number of seconds, or e.g. 30s, 5m, 1h30m"))
+}
+
+/// Plain seconds or a Go duration.
+fn to_duration(text: &str) -> Option<Duration> {
     if text.is_empty() {
-        return Err(invalid());
+        return None;
     }
     let nanos: u128 = if text.bytes().all(|b| b.is_ascii_digit()) {
-        text.parse::<u64>().map_err(|_| invalid())? as u128 * 1_000_000_000
+        text.parse::<u64>().ok()? as u128 * 1_000_000_000
     } else {
-        parse_go_duration(text).ok_or_else(invalid)?
+        parse_go_duration(text)?
     };
-    if nanos == 0 {
-        return Ok(None);
-    }
-    let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| invalid())?;
-    Ok(Some(Duration::new(secs, (nanos % 1_000_000_000) as u32)))
+    let secs = u64::try_from(nanos / 1_000_000_000).ok()?;
+    Some(Duration::new(secs, (nanos % 1_000_000_000) as u32))
 }
 
 /// Go's duration grammar, non-negative only; total in nanoseconds.

@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::age::human;
+use crate::age::since as age;
 use crate::analyze::fields::{Contest, ContestKind, Entry, contests, ownership};
 use crate::analyze::fieldsv1::decode;
 use crate::analyze::resource_ref::{parse_args, resolve};
@@ -233,15 +233,6 @@ fn analyze_object(
         fields,
         contests,
         undecodable,
-    }
-}
-
-fn age(time: Option<Timestamp>, now: Option<Timestamp>) -> String {
-    match (time, now) {
-        (Some(t), Some(n)) => {
-            human(std::time::Duration::from_secs(n.as_second().saturating_sub(t.as_second()).max(0) as u64))
-        }
-        _ => "<unknown>".into(),
     }
 }
 

@@ -1,0 +1,717 @@
+//! The ownerReferences graph, with every reference resolved the way the garbage
+//! collector resolves it: by kind and name in the namespace the GC looks in (the
+//! dependent's own, or none for a cluster-scoped owner kind), then compared by uid.
+//! A uid match alone is not enough (kubectl-tree's mistake). Pure.
+
+use std::collections::{BTreeSet, HashMap};
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+/// One object, as a metadata-only list shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Object {
+    pub uid: String,
+    /// group/version of the resource it was listed through ("v1" for the core group).
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub owner_refs: Vec<OwnerRef>,
+    pub created: Option<Timestamp>,
+    pub deleting_since: Option<Timestamp>,
+    pub finalizers: Vec<String>,
+}
+
+impl Object {
+    pub fn group(&self) -> &str {
+        group_of(&self.api_version)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerRef {
+    #[serde(default)]
+    pub api_version: String,
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub uid: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_owner_deletion: Option<bool>,
+}
+
+impl OwnerRef {
+    pub fn is_controller(&self) -> bool {
+        self.controller == Some(true)
+    }
+    pub fn blocks(&self) -> bool {
+        self.block_owner_deletion == Some(true)
+    }
+}
+
+/// "apps/v1" -> "apps"; "v1" -> "".
+pub fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("")
+}
+
+/// Which kinds the server serves and which of them were listed where: a reference
+/// to a kind that was not listed cannot be judged (it may well be live).
+#[derive(Debug, Clone, Default)]
+pub struct Coverage {
+    /// (group, kind) -> namespaced, for every kind the server serves.
+    pub served: HashMap<(String, String), bool>,
+    /// (group, kind) -> where it was listed.
+    pub listed: HashMap<(String, String), Listed>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listed {
+    /// Cluster-wide (a cluster-scoped kind, or a namespaced kind in all namespaces).
+    Everywhere,
+    In(BTreeSet<String>),
+}
+
+impl Coverage {
+    fn covers(&self, group: &str, kind: &str, namespace: Option<&str>) -> bool {
+        match (self.listed.get(&(group.to_string(), kind.to_string())), namespace) {
+            (Some(Listed::Everywhere), _) => true,
+            (Some(Listed::In(set)), Some(ns)) => set.contains(ns),
+            _ => false,
+        }
+    }
+}
+
+/// What a reference resolves to, in the garbage collector's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefState {
+    /// The owner exists: same kind, name, namespace and uid.
+    Live(usize),
+    /// No object of that kind and name where the GC looks: dangling.
+    Missing,
+    /// An object of that kind and name exists with another uid: dangling.
+    Recreated(usize),
+    /// The uid is an object in another namespace: the GC treats the reference as absent.
+    OtherNamespace(usize),
+    /// A cluster-scoped dependent naming a namespaced kind: never resolved, never collected.
+    NamespacedOwnerOfClusterScoped,
+    /// The server no longer serves the owner's kind: the GC cannot resolve it and keeps retrying.
+    KindNotServed,
+    /// The owner's kind was not listed (forbidden, or outside the scope read): unknown.
+    Unknown,
+}
+
+impl RefState {
+    /// The GC counts the owner as gone (the reference is dangling or invalid).
+    pub fn absent(self) -> bool {
+        matches!(self, RefState::Missing | RefState::Recreated(_) | RefState::OtherNamespace(_))
+    }
+}
+
+pub struct Graph {
+    pub objects: Vec<Object>,
+    /// refs[i][k]: how object i's k-th reference resolves.
+    pub refs: Vec<Vec<RefState>>,
+    /// links[i]: (dependent, reference index) of every reference naming object i's uid.
+    links: Vec<Vec<(usize, usize)>>,
+    by_key: HashMap<(String, String, Option<String>, String), usize>,
+}
+
+impl Graph {
+    pub fn build(objects: Vec<Object>, coverage: &Coverage) -> Graph {
+        let mut by_uid: HashMap<&str, usize> = HashMap::with_capacity(objects.len());
+        let mut by_key = HashMap::with_capacity(objects.len());
+        for (i, o) in objects.iter().enumerate() {
+            by_uid.insert(o.uid.as_str(), i);
+            by_key.insert((o.group().to_string(), o.kind.clone(), o.namespace.clone(), o.name.clone()), i);
+        }
+        let mut links = vec![Vec::new(); objects.len()];
+        let mut refs = Vec::with_capacity(objects.len());
+        for (d, o) in objects.iter().enumerate() {
+            let mut states = Vec::with_capacity(o.owner_refs.len());
+            for (k, r) in o.owner_refs.iter().enumerate() {
+                if let Some(&owner) = by_uid.get(r.uid.as_str()) {
+                    links[owner].push((d, k));
+                }
+                states.push(resolve(o, r, &objects, &by_uid, &by_key, coverage));
+            }
+            refs.push(states);
+        }
+        drop(by_uid);
+        Graph { objects, refs, links, by_key }
+    }
+
+    pub fn find(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<usize> {
+        self.by_key
+            .get(&(group.to_string(), kind.to_string(), namespace.map(str::to_string), name.to_string()))
+            .copied()
+    }
+
+    /// References naming `owner` by uid: (dependent, reference index). Includes invalid ones
+    /// (another namespace, a cluster-scoped dependent), which the tree shows and the findings explain.
+    pub fn dependents(&self, owner: usize) -> &[(usize, usize)] {
+        &self.links[owner]
+    }
+
+    /// Objects that `dependent` names by uid: (owner, reference index).
+    pub fn owners(&self, dependent: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.refs[dependent].iter().enumerate().filter_map(|(k, s)| match s {
+            RefState::Live(o) | RefState::OtherNamespace(o) => Some((*o, k)),
+            _ => None,
+        })
+    }
+}
+
+fn resolve(
+    dependent: &Object,
+    r: &OwnerRef,
+    objects: &[Object],
+    by_uid: &HashMap<&str, usize>,
+    by_key: &HashMap<(String, String, Option<String>, String), usize>,
+    coverage: &Coverage,
+) -> RefState {
+    let group = group_of(&r.api_version);
+    let Some(&namespaced) = coverage.served.get(&(group.to_string(), r.kind.clone())) else {
+        return RefState::KindNotServed;
+    };
+    if namespaced && dependent.namespace.is_none() {
+        return RefState::NamespacedOwnerOfClusterScoped;
+    }
+    let ns = if namespaced { dependent.namespace.clone() } else { None };
+    if let Some(&i) = by_uid.get(r.uid.as_str()) {
+        let o = &objects[i];
+        if o.kind == r.kind && o.group() == group && o.name == r.name {
+            if o.namespace == ns {
+                return RefState::Live(i);
+            }
+            if o.namespace.is_some() {
+                return RefState::OtherNamespace(i);
+            }
+        }
+    }
+    if !coverage.covers(group, &r.kind, ns.as_deref()) {
+        return RefState::Unknown;
+    }
+    match by_key.get(&(group.to_string(), r.kind.clone(), ns, r.name.clone())) {
+        Some(&i) => RefState::Recreated(i),
+        None => RefState::Missing,
+    }
+}
+
+/// One printed line of a tree: which object, how deep, and through which reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeRow {
+    pub node: usize,
+    /// Box-drawing prefix, e.g. "│ └─".
+    pub prefix: String,
+    /// The reference (dependent, index) linking this row to the row it hangs under.
+    pub via: Option<(usize, usize)>,
+    /// Already printed higher up (an object with several owners): not expanded again.
+    pub repeat: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Walk {
+    pub up: bool,
+    pub down: bool,
+    /// Levels in each direction; None: unbounded.
+    pub depth: Option<usize>,
+}
+
+/// The target's owners up to the roots and its dependents down to the leaves, as one
+/// tree drawn from the roots. Shared parts of the DAG are printed once and marked after.
+pub fn tree(graph: &Graph, target: usize, walk: Walk) -> Vec<TreeRow> {
+    let mut keep = vec![false; graph.objects.len()];
+    keep[target] = true;
+    if walk.up {
+        reach(target, walk.depth, &mut keep, |n| graph.owners(n).map(|(o, _)| o).collect());
+    }
+    if walk.down {
+        reach(target, walk.depth, &mut keep, |n| graph.dependents(n).iter().map(|&(d, _)| d).collect());
+    }
+    let children = |n: usize| -> Vec<(usize, usize)> {
+        let mut c: Vec<(usize, usize)> =
+            graph.dependents(n).iter().copied().filter(|&(d, _)| keep[d] && d != n).collect();
+        c.sort_by(|a, b| order_key(graph, a.0).cmp(&order_key(graph, b.0)));
+        c.dedup_by_key(|c| c.0);
+        c
+    };
+    let has_parent = |n: usize| graph.owners(n).any(|(o, _)| keep[o] && o != n);
+    let mut roots: Vec<usize> = (0..graph.objects.len()).filter(|&n| keep[n] && !has_parent(n)).collect();
+    if roots.is_empty() {
+        // Everything kept lies on a cycle: start from the target.
+        roots.push(target);
+    }
+    roots.sort_by(|&a, &b| order_key(graph, a).cmp(&order_key(graph, b)));
+    let mut printed = vec![false; graph.objects.len()];
+    let mut rows = Vec::new();
+    // Iterative depth-first walk.
+    struct Pending {
+        node: usize,
+        via: Option<(usize, usize)>,
+        prefix: String,
+        child_prefix: String,
+    }
+    let mut stack: Vec<Pending> = roots
+        .into_iter()
+        .rev()
+        .map(|node| Pending { node, via: None, prefix: String::new(), child_prefix: String::new() })
+        .collect();
+    while let Some(Pending { node, via, prefix, child_prefix }) = stack.pop() {
+        if printed[node] {
+            rows.push(TreeRow { node, prefix, via, repeat: true });
+            continue;
+        }
+        printed[node] = true;
+        rows.push(TreeRow { node, prefix, via, repeat: false });
+        let kids = children(node);
+        let last = kids.len().saturating_sub(1);
+        for (i, (d, k)) in kids.into_iter().enumerate().rev() {
+            let (branch, cont) = if i == last { ("└─", "  ") } else { ("├─", "│ ") };
+            stack.push(Pending {
+                node: d,
+                via: Some((d, k)),
+                prefix: format!("{child_prefix}{branch}"),
+                child_prefix: format!("{child_prefix}{cont}"),
+            });
+        }
+    }
+    rows
+}
+
+fn order_key(graph: &Graph, n: usize) -> (&str, Option<&str>, &str) {
+    let o = &graph.objects[n];
+    (o.kind.as_str(), o.namespace.as_deref(), o.name.as_str())
+}
+
+/// Marks everything reachable from `start` through `next` within `depth` levels.
+fn reach(start: usize, depth: Option<usize>, keep: &mut [bool], next: impl Fn(usize) -> Vec<usize>) {
+    let mut seen = vec![false; keep.len()];
+    seen[start] = true;
+    let mut frontier = vec![start];
+    let mut level = 0;
+    while !frontier.is_empty() && depth.is_none_or(|d| level < d) {
+        let mut following = Vec::new();
+        for n in frontier {
+            for m in next(n) {
+                if !seen[m] {
+                    seen[m] = true;
+                    keep[m] = true;
+                    following.push(m);
+                }
+            }
+        }
+        frontier = following;
+        level += 1;
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FindingKind {
+    DanglingReference,
+    CrossNamespaceReference,
+    ClusterScopedDependent,
+    OwnerKindNotServed,
+    MultipleControllers,
+    ReferenceCycle,
+    StuckInDeletion,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub kind: FindingKind,
+    pub object: usize,
+    /// Index of the reference concerned, when one is.
+    pub reference: Option<usize>,
+    pub message: String,
+}
+
+/// Every finding about the objects in `scope` (indices), in a stable order.
+/// `now` is the server's clock; deletions older than `stuck_after` with finalizers left are stuck.
+pub fn findings(graph: &Graph, scope: &[usize], now: Option<Timestamp>, stuck_after_secs: i64) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let in_scope = {
+        let mut v = vec![false; graph.objects.len()];
+        scope.iter().for_each(|&i| v[i] = true);
+        v
+    };
+    for &i in scope {
+        let o = &graph.objects[i];
+        let live_owner = graph.refs[i].iter().any(|s| !s.absent());
+        for (k, state) in graph.refs[i].iter().enumerate() {
+            let r = &o.owner_refs[k];
+            let owner = format!("{} {:?}", r.kind, r.name);
+            let fate = if live_owner {
+                "the garbage collector removes this reference"
+            } else {
+                "no owner is left, so the garbage collector will delete this object"
+            };
+            let (kind, message) = match *state {
+                RefState::Missing => {
+                    (FindingKind::DanglingReference, format!("owner {owner} does not exist (uid {}); {fate}", r.uid))
+                }
+                RefState::Recreated(other) => (
+                    FindingKind::DanglingReference,
+                    format!(
+                        "owner {owner} exists with another uid ({}, not {}): it was recreated; {fate}",
+                        graph.objects[other].uid, r.uid
+                    ),
+                ),
+                RefState::OtherNamespace(other) => (
+                    FindingKind::CrossNamespaceReference,
+                    format!(
+                        "owner {owner} is in namespace {:?}; references across namespaces are treated as absent: {fate}",
+                        graph.objects[other].namespace.as_deref().unwrap_or_default()
+                    ),
+                ),
+                RefState::NamespacedOwnerOfClusterScoped => (
+                    FindingKind::ClusterScopedDependent,
+                    format!(
+                        "a cluster-scoped object names the namespaced {owner} as owner: the reference can never resolve, so this object is never collected"
+                    ),
+                ),
+                RefState::KindNotServed => (
+                    FindingKind::OwnerKindNotServed,
+                    format!(
+                        "owner kind {} ({}) is not served by this server: the garbage collector cannot resolve the reference and never collects this object",
+                        r.kind, r.api_version
+                    ),
+                ),
+                RefState::Live(_) | RefState::Unknown => continue,
+            };
+            out.push(Finding { kind, object: i, reference: Some(k), message });
+        }
+        let controllers: Vec<&OwnerRef> = o.owner_refs.iter().filter(|r| r.is_controller()).collect();
+        if controllers.len() > 1 {
+            let names: Vec<String> = controllers.iter().map(|r| format!("{} {:?}", r.kind, r.name)).collect();
+            out.push(Finding {
+                kind: FindingKind::MultipleControllers,
+                object: i,
+                reference: None,
+                message: format!("{} references claim to be its controller: {}", controllers.len(), names.join(", ")),
+            });
+        }
+        if let (Some(since), Some(now)) = (o.deleting_since, now)
+            && !o.finalizers.is_empty()
+        {
+            let secs = now.as_second() - since.as_second();
+            if secs >= stuck_after_secs {
+                out.push(Finding {
+                    kind: FindingKind::StuckInDeletion,
+                    object: i,
+                    reference: None,
+                    message: format!(
+                        "deleting for {}, still waiting on finalizers: {}",
+                        crate::age::human(std::time::Duration::from_secs(secs.max(0) as u64)),
+                        o.finalizers.join(", ")
+                    ),
+                });
+            }
+        }
+    }
+    for cycle in cycles(graph) {
+        let Some(&first) = cycle.iter().find(|&&n| in_scope[n]) else { continue };
+        let names: Vec<String> =
+            cycle.iter().map(|&n| format!("{} {:?}", graph.objects[n].kind, graph.objects[n].name)).collect();
+        out.push(Finding {
+            kind: FindingKind::ReferenceCycle,
+            object: first,
+            reference: None,
+            message: format!(
+                "ownerReferences form a cycle ({}): each keeps the others alive, and foreground deletion of any of them can wait forever",
+                names.join(" -> ")
+            ),
+        });
+    }
+    out.sort_by_key(|f| (f.object, f.kind, f.reference));
+    out
+}
+
+/// Strongly connected components of the live-reference graph with more than one object,
+/// or an object owning itself (Tarjan's algorithm, iterative).
+pub fn cycles(graph: &Graph) -> Vec<Vec<usize>> {
+    let n = graph.objects.len();
+    let succ = |v: usize| -> Vec<usize> {
+        graph.refs[v]
+            .iter()
+            .filter_map(|s| match s {
+                RefState::Live(o) => Some(*o),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut next = 0;
+    let mut out = Vec::new();
+    for start in 0..n {
+        if index[start] != usize::MAX || graph.refs[start].is_empty() {
+            continue;
+        }
+        let mut work: Vec<(usize, Vec<usize>, usize)> = vec![(start, succ(start), 0)];
+        index[start] = next;
+        low[start] = next;
+        next += 1;
+        stack.push(start);
+        on_stack[start] = true;
+        while let Some((v, edges, pos)) = work.last_mut() {
+            let v = *v;
+            if *pos < edges.len() {
+                let w = edges[*pos];
+                *pos += 1;
+                if index[w] == usize::MAX {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    work.push((w, succ(w), 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some((parent, _, _)) = work.last() {
+                low[*parent] = low[*parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    component.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                let self_loop = component.len() == 1 && succ(v).contains(&v);
+                if component.len() > 1 || self_loop {
+                    component.sort_unstable();
+                    out.push(component);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+
+    pub fn obj(
+        uid: &str,
+        kind: &str,
+        ns: Option<&str>,
+        name: &str,
+        owners: &[(&str, &str, &str, bool, bool)],
+    ) -> Object {
+        let api_version = match kind {
+            "Deployment" | "ReplicaSet" => "apps/v1",
+            "Widget" | "Stack" => "example.com/v1",
+            "Node" | "Pod" | "ConfigMap" | "Namespace" => "v1",
+            _ => "other.io/v1",
+        };
+        let group_version = |k: &str| match k {
+            "Deployment" | "ReplicaSet" => "apps/v1",
+            "Widget" | "Stack" => "example.com/v1",
+            "Gone" => "gone.io/v1",
+            _ => "v1",
+        };
+        Object {
+            uid: uid.into(),
+            api_version: api_version.into(),
+            kind: kind.into(),
+            namespace: ns.map(str::to_string),
+            name: name.into(),
+            owner_refs: owners
+                .iter()
+                .map(|&(kind, name, uid, controller, block)| OwnerRef {
+                    api_version: group_version(kind).into(),
+                    kind: kind.into(),
+                    name: name.into(),
+                    uid: uid.into(),
+                    controller: Some(controller),
+                    block_owner_deletion: Some(block),
+                })
+                .collect(),
+            created: None,
+            deleting_since: None,
+            finalizers: Vec::new(),
+        }
+    }
+
+    pub fn coverage() -> Coverage {
+        let mut c = Coverage::default();
+        for (g, k, namespaced) in [
+            ("apps", "Deployment", true),
+            ("apps", "ReplicaSet", true),
+            ("", "Pod", true),
+            ("", "ConfigMap", true),
+            ("", "Node", false),
+            ("example.com", "Widget", true),
+            ("example.com", "Stack", false),
+        ] {
+            c.served.insert((g.into(), k.into()), namespaced);
+            c.listed.insert((g.into(), k.into()), Listed::Everywhere);
+        }
+        c
+    }
+
+    fn deployment_tree() -> Graph {
+        Graph::build(
+            vec![
+                obj("d", "Deployment", Some("a"), "web", &[]),
+                obj("rs1", "ReplicaSet", Some("a"), "web-1", &[("Deployment", "web", "d", true, true)]),
+                obj("rs2", "ReplicaSet", Some("a"), "web-2", &[("Deployment", "web", "d", true, true)]),
+                obj("p1", "Pod", Some("a"), "web-1-x", &[("ReplicaSet", "web-1", "rs1", true, true)]),
+                obj("p2", "Pod", Some("a"), "web-2-y", &[("ReplicaSet", "web-2", "rs2", true, true)]),
+                obj("other", "Pod", Some("a"), "lonely", &[]),
+            ],
+            &coverage(),
+        )
+    }
+
+    fn names(g: &Graph, rows: &[TreeRow]) -> Vec<String> {
+        rows.iter()
+            .map(|r| format!("{}{}{}", r.prefix, g.objects[r.node].name, if r.repeat { " (again)" } else { "" }))
+            .collect()
+    }
+
+    #[test]
+    fn tree_from_the_middle_walks_up_and_down() {
+        let g = deployment_tree();
+        let rs1 = g.find("apps", "ReplicaSet", Some("a"), "web-1").unwrap();
+        let rows = tree(&g, rs1, Walk { up: true, down: true, depth: None });
+        assert_eq!(names(&g, &rows), vec!["web", "└─web-1", "  └─web-1-x"]);
+        let d = g.find("apps", "Deployment", Some("a"), "web").unwrap();
+        let rows = tree(&g, d, Walk { up: true, down: true, depth: None });
+        assert_eq!(names(&g, &rows), vec!["web", "├─web-1", "│ └─web-1-x", "└─web-2", "  └─web-2-y"]);
+        let rows = tree(&g, d, Walk { up: false, down: true, depth: Some(1) });
+        assert_eq!(names(&g, &rows), vec!["web", "├─web-1", "└─web-2"]);
+        let p = g.find("", "Pod", Some("a"), "web-2-y").unwrap();
+        let rows = tree(&g, p, Walk { up: true, down: false, depth: None });
+        assert_eq!(names(&g, &rows), vec!["web", "└─web-2", "  └─web-2-y"]);
+    }
+
+    #[test]
+    fn shared_dependents_print_once_then_marked() {
+        let g = Graph::build(
+            vec![
+                obj("w1", "Widget", Some("a"), "one", &[]),
+                obj("w2", "Widget", Some("a"), "two", &[]),
+                obj(
+                    "c",
+                    "ConfigMap",
+                    Some("a"),
+                    "shared",
+                    &[("Widget", "one", "w1", false, false), ("Widget", "two", "w2", false, true)],
+                ),
+                obj("p", "Pod", Some("a"), "below", &[("ConfigMap", "shared", "c", false, false)]),
+            ],
+            &coverage(),
+        );
+        let c = g.find("", "ConfigMap", Some("a"), "shared").unwrap();
+        let rows = tree(&g, c, Walk { up: true, down: true, depth: None });
+        assert_eq!(names(&g, &rows), vec!["one", "└─shared", "  └─below", "two", "└─shared (again)"]);
+        // The repeated row hangs under "two" through the reference that blocks.
+        let last = rows.last().unwrap();
+        assert!(g.objects[last.via.unwrap().0].owner_refs[last.via.unwrap().1].blocks());
+    }
+
+    #[test]
+    fn references_resolve_like_the_garbage_collector() {
+        let g = Graph::build(
+            vec![
+                obj("cm-a", "ConfigMap", Some("a"), "owner", &[]),
+                obj("cm-b", "ConfigMap", Some("b"), "owner", &[]),
+                obj("n1", "Node", None, "node-1", &[]),
+                obj("x1", "Pod", Some("a"), "live", &[("ConfigMap", "owner", "cm-a", false, false)]),
+                obj("x2", "Pod", Some("a"), "gone", &[("ConfigMap", "nobody", "zzz", false, false)]),
+                obj("x3", "Pod", Some("a"), "recreated", &[("ConfigMap", "owner", "old-uid", false, false)]),
+                obj("x4", "Pod", Some("a"), "cross", &[("ConfigMap", "owner", "cm-b", false, false)]),
+                obj("x5", "Node", None, "clusterwide", &[("ConfigMap", "owner", "cm-a", false, false)]),
+                obj("x6", "Pod", Some("a"), "unserved", &[("Gone", "g", "g-uid", false, false)]),
+                obj("x7", "Pod", Some("a"), "mirror", &[("Node", "node-1", "n1", true, false)]),
+            ],
+            &coverage(),
+        );
+        let state = |name: &str| g.refs[g.objects.iter().position(|o| o.name == name).unwrap()][0];
+        assert_eq!(state("live"), RefState::Live(0));
+        assert_eq!(state("gone"), RefState::Missing);
+        assert_eq!(state("recreated"), RefState::Recreated(0));
+        assert_eq!(state("cross"), RefState::OtherNamespace(1));
+        assert_eq!(state("clusterwide"), RefState::NamespacedOwnerOfClusterScoped);
+        assert_eq!(state("unserved"), RefState::KindNotServed);
+        assert_eq!(state("mirror"), RefState::Live(2), "namespaced dependents may have cluster-scoped owners");
+        let all: Vec<usize> = (0..g.objects.len()).collect();
+        let kinds: Vec<(String, FindingKind)> =
+            findings(&g, &all, None, 300).into_iter().map(|f| (g.objects[f.object].name.clone(), f.kind)).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("gone".into(), FindingKind::DanglingReference),
+                ("recreated".into(), FindingKind::DanglingReference),
+                ("cross".into(), FindingKind::CrossNamespaceReference),
+                ("clusterwide".into(), FindingKind::ClusterScopedDependent),
+                ("unserved".into(), FindingKind::OwnerKindNotServed),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unlisted_owner_kind_is_unknown_not_dangling() {
+        let mut cov = coverage();
+        cov.listed.insert(("".into(), "ConfigMap".into()), Listed::In(["b".to_string()].into()));
+        let g = Graph::build(vec![obj("x", "Pod", Some("a"), "p", &[("ConfigMap", "c", "u", false, false)])], &cov);
+        assert_eq!(g.refs[0][0], RefState::Unknown);
+        assert!(findings(&g, &[0], None, 0).is_empty());
+    }
+
+    #[test]
+    fn cycles_multiple_controllers_and_stuck_deletions() {
+        let mut objects = vec![
+            obj("a", "ConfigMap", Some("n"), "a", &[("ConfigMap", "b", "b", false, false)]),
+            obj("b", "ConfigMap", Some("n"), "b", &[("ConfigMap", "a", "a", false, false)]),
+            obj("s", "ConfigMap", Some("n"), "self", &[("ConfigMap", "self", "s", false, false)]),
+            obj(
+                "m",
+                "Pod",
+                Some("n"),
+                "two-bosses",
+                &[("ConfigMap", "a", "a", true, false), ("ConfigMap", "b", "b", true, false)],
+            ),
+            obj("t", "ConfigMap", Some("n"), "stuck", &[]),
+        ];
+        let now: Timestamp = "2026-01-01T01:00:00Z".parse().unwrap();
+        objects[4].deleting_since = Some("2026-01-01T00:00:00Z".parse().unwrap());
+        objects[4].finalizers = vec!["example.com/hold".into()];
+        let g = Graph::build(objects, &coverage());
+        assert_eq!(cycles(&g), vec![vec![0, 1], vec![2]]);
+        let all: Vec<usize> = (0..g.objects.len()).collect();
+        let f = findings(&g, &all, Some(now), 300);
+        let kinds: Vec<FindingKind> = f.iter().map(|f| f.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                FindingKind::ReferenceCycle,
+                FindingKind::ReferenceCycle,
+                FindingKind::MultipleControllers,
+                FindingKind::StuckInDeletion
+            ]
+        );
+        assert!(f[3].message.contains("60m") && f[3].message.contains("example.com/hold"), "{}", f[3].message);
+        assert!(findings(&g, &[4], Some(now), 7200).is_empty(), "younger than the threshold");
+        // The tree of a cycle still terminates and prints each object once.
+        let rows = tree(&g, 0, Walk { up: true, down: true, depth: None });
+        assert_eq!(rows.iter().filter(|r| !r.repeat).count(), 3);
+    }
+}

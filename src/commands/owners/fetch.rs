@@ -1,0 +1,258 @@
+//! I/O for `owners`: every listable resource type, metadata-only (ownerReferences,
+//! finalizers and deletion state all live in metadata), paginated, a bounded number
+//! at a time; then full objects only for the status of rows actually printed.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures::{StreamExt, stream};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::analyze::object_status::{Health, status};
+use crate::analyze::owner_graph::{Coverage, Graph, Listed, Object, OwnerRef};
+use crate::analyze::resource_ref::ApiResource;
+use crate::connect::list::{PAGE_SIZE, list_all};
+use crate::connect::{Accept, Session};
+
+/// Lists in flight at once: enough to hide latency, few enough not to trip the
+/// server's max-in-flight limit or priority-and-fairness queues on a busy cluster.
+const CONCURRENCY: usize = 8;
+
+/// Groups whose objects are never owners or dependents, or duplicate another group's.
+const SKIPPED_GROUPS: &[&str] = &["events.k8s.io", "metrics.k8s.io"];
+/// Deprecated, computed on every list, never owned.
+const SKIPPED_RESOURCES: &[&str] = &["componentstatuses"];
+
+/// Kinds never read in full: their data is sensitive and they have no status.
+const METADATA_ONLY_KINDS: &[(&str, &str)] = &[("", "Secret"), ("", "ConfigMap")];
+
+/// Where namespaced types are listed; cluster-scoped types are always listed cluster-wide.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    Namespace(String),
+    AllNamespaces,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Skipped {
+    /// plural.group, as kubectl names it.
+    pub resource: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    pub reason: String,
+}
+
+pub struct Snapshot {
+    pub objects: Vec<Object>,
+    pub coverage: Coverage,
+    pub skipped: Vec<Skipped>,
+    pub server_time: Option<Timestamp>,
+    /// How many resource types were listed.
+    pub listed_types: usize,
+}
+
+#[derive(Deserialize)]
+struct Item {
+    #[serde(default)]
+    metadata: Meta,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Meta {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    uid: String,
+    #[serde(default)]
+    owner_references: Vec<OwnerRef>,
+    #[serde(default)]
+    finalizers: Vec<String>,
+    creation_timestamp: Option<Timestamp>,
+    deletion_timestamp: Option<Timestamp>,
+}
+
+/// The types to list: listable, the preferred version of each, minus the skipped ones.
+pub fn plan(resources: &[ApiResource]) -> Vec<ApiResource> {
+    let mut best: BTreeMap<(String, String), &ApiResource> = BTreeMap::new();
+    for r in resources.iter().filter(|r| r.listable()) {
+        if SKIPPED_GROUPS.contains(&r.group.as_str())
+            || (r.group.is_empty() && SKIPPED_RESOURCES.contains(&r.plural.as_str()))
+        {
+            continue;
+        }
+        let slot = best.entry((r.group.clone(), r.plural.clone())).or_insert(r);
+        if r.preferred && !slot.preferred {
+            *slot = r;
+        }
+    }
+    best.into_values().cloned().collect()
+}
+
+/// Every kind the server serves, namespaced or not (the preferred version decides).
+pub fn served(resources: &[ApiResource]) -> HashMap<(String, String), bool> {
+    let mut out = HashMap::new();
+    for r in resources {
+        if r.preferred || !out.contains_key(&(r.group.clone(), r.kind.clone())) {
+            out.insert((r.group.clone(), r.kind.clone()), r.namespaced);
+        }
+    }
+    out
+}
+
+pub fn display_name(r: &ApiResource) -> String {
+    if r.group.is_empty() { r.plural.clone() } else { format!("{}.{}", r.plural, r.group) }
+}
+
+pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> anyhow::Result<Snapshot> {
+    let types = plan(all);
+    let total = types.len();
+    let done = AtomicUsize::new(0);
+    let progress = std::io::stderr().is_terminal();
+    let lists = stream::iter(types.iter())
+        .map(|r| {
+            let ns = match scope {
+                Scope::Namespace(ns) if r.namespaced => Some(ns.as_str()),
+                _ => None,
+            };
+            let path = r.collection(ns);
+            let done = &done;
+            async move {
+                let listed = list_all::<Item>(&session.conn, &path, "", Accept::MetadataList, PAGE_SIZE).await;
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if progress {
+                    eprint!("\r\x1b[Klisting {n}/{total} resource types");
+                }
+                (r, ns, listed)
+            }
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect::<Vec<_>>()
+        .await;
+    if progress {
+        eprint!("\r\x1b[K");
+    }
+    let mut snap = Snapshot {
+        objects: Vec::new(),
+        coverage: Coverage { served: served(all), listed: HashMap::new() },
+        skipped: Vec::new(),
+        server_time: None,
+        listed_types: 0,
+    };
+    for (r, ns, listed) in lists {
+        let listed = match listed {
+            Ok(l) => l,
+            // The server cannot be reached: nothing else will work either.
+            Err(e) if e.code.is_none() => return Err(e.into()),
+            Err(e) => {
+                let reason = if e.forbidden() {
+                    "forbidden".to_string()
+                } else {
+                    format!("{} {}", e.code.unwrap_or_default(), e.reason).trim().to_string()
+                };
+                snap.skipped.push(Skipped { resource: display_name(r), namespace: ns.map(str::to_string), reason });
+                continue;
+            }
+        };
+        snap.listed_types += 1;
+        snap.server_time = snap.server_time.or(listed.server_time);
+        let place = match ns {
+            Some(ns) => Listed::In(BTreeSet::from([ns.to_string()])),
+            None => Listed::Everywhere,
+        };
+        snap.coverage.listed.insert((r.group.clone(), r.kind.clone()), place);
+        let api_version = r.group_version();
+        snap.objects.extend(listed.items.into_iter().map(|item| {
+            let m = item.metadata;
+            Object {
+                uid: m.uid,
+                api_version: api_version.clone(),
+                kind: r.kind.clone(),
+                namespace: m.namespace.filter(|n| !n.is_empty()),
+                name: m.name,
+                owner_refs: m.owner_references,
+                created: m.creation_timestamp,
+                deleting_since: m.deletion_timestamp,
+                finalizers: m.finalizers,
+            }
+        }));
+    }
+    snap.skipped.sort_by(|a, b| a.resource.cmp(&b.resource));
+    Ok(snap)
+}
+
+/// Status text for the printed `nodes`, from full objects: one GET per object, or one
+/// list of the kind in its namespace when many of its objects are printed.
+pub async fn statuses(
+    session: &Session,
+    graph: &Graph,
+    nodes: &BTreeSet<usize>,
+    resources: &[ApiResource],
+) -> HashMap<usize, (String, Health)> {
+    let planned = plan(resources);
+    let by_kind: HashMap<(&str, &str), &ApiResource> =
+        planned.iter().map(|r| ((r.group.as_str(), r.kind.as_str()), r)).collect();
+    let mut groups: BTreeMap<(&str, &str, Option<&str>), Vec<usize>> = BTreeMap::new();
+    for &n in nodes {
+        let o = &graph.objects[n];
+        if METADATA_ONLY_KINDS.contains(&(o.group(), o.kind.as_str())) {
+            continue;
+        }
+        groups.entry((o.group(), o.kind.as_str(), o.namespace.as_deref())).or_default().push(n);
+    }
+    let mut counts: HashMap<(&str, &str, Option<&str>), usize> = HashMap::new();
+    for o in &graph.objects {
+        *counts.entry((o.group(), o.kind.as_str(), o.namespace.as_deref())).or_default() += 1;
+    }
+    let mut jobs: Vec<(String, Vec<usize>, bool)> = Vec::new();
+    for (key @ (group, kind, ns), members) in groups {
+        let Some(r) = by_kind.get(&(group, kind)) else { continue };
+        let collection = r.collection(ns);
+        // A list costs one request but reads every object of the kind there.
+        if members.len() > 20 && members.len() * 4 >= counts.get(&key).copied().unwrap_or(0) {
+            jobs.push((collection, members, true));
+        } else {
+            jobs.extend(
+                members.into_iter().map(|n| (format!("{collection}/{}", graph.objects[n].name), vec![n], false)),
+            );
+        }
+    }
+    let found: Vec<Vec<(usize, Value)>> = stream::iter(jobs)
+        .map(|(path, members, is_list)| async move {
+            if is_list {
+                let Ok(listed) = list_all::<Value>(&session.conn, &path, "", Accept::Json, PAGE_SIZE).await else {
+                    return Vec::new();
+                };
+                let want: HashMap<&str, usize> = members.iter().map(|&n| (graph.objects[n].uid.as_str(), n)).collect();
+                listed
+                    .items
+                    .into_iter()
+                    .filter_map(|v| {
+                        let uid = v.pointer("/metadata/uid").and_then(Value::as_str)?;
+                        want.get(uid).map(|&n| (n, v))
+                    })
+                    .collect()
+            } else {
+                match session.get_json::<Value>(&path).await {
+                    // The same name may have been recreated since the list: check the uid.
+                    Ok((v, _))
+                        if v.pointer("/metadata/uid").and_then(Value::as_str)
+                            == Some(&graph.objects[members[0]].uid) =>
+                    {
+                        vec![(members[0], v)]
+                    }
+                    _ => Vec::new(),
+                }
+            }
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    found.into_iter().flatten().filter_map(|(n, v)| status(&graph.objects[n].kind, &v).map(|s| (n, s))).collect()
+}

@@ -1,0 +1,164 @@
+//! `kubectl coord owners`: the ownerReferences graph around objects, a preview of
+//! `kubectl delete --cascade=...`, and broken references.
+
+mod fetch;
+mod render;
+
+use std::collections::BTreeSet;
+
+use anyhow::{Result, anyhow};
+use clap::Args;
+
+use crate::analyze::cascade::{Policy, Prediction, predict};
+use crate::analyze::owner_graph::{Finding, Graph, TreeRow, Walk, findings, tree};
+use crate::analyze::resource_ref::{ApiResource, parse_args, resolve};
+use crate::cli::ConnectionArgs;
+use crate::connect::duration::parse_duration;
+use crate::connect::{Session, discovery};
+use crate::error::{Outcome, usage};
+use crate::output::{Printer, out};
+
+const LONG_ABOUT: &str = "\
+Show an object's owners up to the root(s) and its dependents down to the leaves, as the
+garbage collector sees them: references are resolved by kind, name and namespace and then
+checked by uid, across every resource type the server serves (CRDs and cluster-scoped types
+included), listed metadata-only.
+
+An object with several owners is printed once and marked where it appears again.
+CONTROLLER and BLOCKS describe the reference from the row to the row it hangs under.
+
+--cascade=background|foreground|orphan previews `kubectl delete` with that policy: what the
+garbage collector deletes, what stays because another owner is live, what is orphaned, what
+blocks (finalizers; blockOwnerDeletion in foreground) and the order deletions complete in.
+
+Findings: dangling references (owner missing, or recreated with another uid), references
+across namespaces, cluster-scoped dependents of namespaced owners, owner kinds the server no
+longer serves, several controller references, reference cycles, and objects stuck in
+deletion. `owners --all` (with -n or -A) scans every object in scope for them.";
+
+#[derive(Debug, Args)]
+#[command(long_about = LONG_ABOUT)]
+pub struct OwnersArgs {
+    /// The objects: TYPE/NAME... (deploy/web, deployments.apps/web) or TYPE NAME...
+    pub object: Vec<String>,
+    /// Only owners, up to the roots
+    #[arg(long)]
+    pub up: bool,
+    /// Only dependents, down to the leaves
+    #[arg(long)]
+    pub down: bool,
+    /// At most this many levels in each direction
+    #[arg(long, value_name = "N")]
+    pub depth: Option<usize>,
+    /// Preview `kubectl delete --cascade=POLICY` on the object
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub cascade: Option<Policy>,
+    /// Scan every object in the namespace (-A: all namespaces) for findings; no trees
+    #[arg(long)]
+    pub all: bool,
+    /// An object deleting for longer than this, with finalizers left, is stuck
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    pub stuck_after: String,
+    /// Exit 3 when any finding is reported
+    #[arg(long)]
+    pub exit_code: bool,
+}
+
+/// One object the user named, found in the graph.
+pub struct Target {
+    pub node: usize,
+    pub rows: Vec<TreeRow>,
+    pub cascade: Option<Prediction>,
+}
+
+pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &OwnersArgs) -> Result<Outcome> {
+    let stuck_after = parse_duration("--stuck-after", &args.stuck_after).map_err(usage)?;
+    let wanted = if args.all {
+        if !args.object.is_empty() {
+            return Err(usage("--all scans the namespace (or -A, every namespace); give no object with it"));
+        }
+        if args.cascade.is_some() || args.up || args.down || args.depth.is_some() {
+            return Err(usage("--cascade, --up, --down and --depth need an object, not --all"));
+        }
+        Vec::new()
+    } else {
+        if args.object.is_empty() {
+            return Err(usage("no object given: use TYPE/NAME (e.g. deploy/web), or --all to scan for findings"));
+        }
+        parse_args(&args.object).map_err(usage)?
+    };
+    let session = Session::open(conn).await?;
+    let resources = discovery::discover(&session.conn).await?;
+    let mut targets: Vec<(&ApiResource, String)> = Vec::new();
+    for w in &wanted {
+        targets.push((resolve(&w.type_name, &resources).map_err(usage)?, w.name.clone()));
+    }
+    // Dependents of a cluster-scoped object may live in any namespace.
+    let scope = if session.all_namespaces || targets.iter().any(|(r, _)| !r.namespaced) {
+        fetch::Scope::AllNamespaces
+    } else {
+        fetch::Scope::Namespace(session.namespace.clone())
+    };
+    let snap = fetch::snapshot(&session, &resources, &scope).await?;
+    let server_time = snap.server_time;
+    let graph = Graph::build(snap.objects, &snap.coverage);
+    let stuck_secs = stuck_after.as_secs() as i64;
+
+    if args.all {
+        let everything: Vec<usize> = (0..graph.objects.len()).collect();
+        let found = findings(&graph, &everything, server_time, stuck_secs);
+        let report =
+            render::Scan { graph: &graph, findings: &found, skipped: &snap.skipped, server_time, scope: &scope };
+        if printer.is_machine() {
+            printer.machine(&report.machine())?;
+        } else {
+            out(&report.text(printer))?;
+        }
+        render::footer(printer, &snap.skipped);
+        return Ok(outcome(args.exit_code, &found));
+    }
+
+    let walk = match (args.up, args.down) {
+        (true, false) => Walk { up: true, down: false, depth: args.depth },
+        (false, true) => Walk { up: false, down: true, depth: args.depth },
+        _ => Walk { up: true, down: true, depth: args.depth },
+    };
+    let mut shown = Vec::new();
+    for (resource, name) in &targets {
+        let ns = resource.namespaced.then_some(session.namespace.as_str());
+        let node = graph.find(&resource.group, &resource.kind, ns, name).ok_or_else(|| {
+            let place = ns.map(|n| format!(" in namespace {n:?}")).unwrap_or_default();
+            match snap.skipped.iter().find(|s| s.resource == fetch::display_name(resource)) {
+                Some(s) => anyhow!("cannot list {}{place}: {}", s.resource, s.reason),
+                None => anyhow!("{} {name:?} not found{place}", resource.plural),
+            }
+        })?;
+        let rows = tree(&graph, node, walk);
+        let cascade = args.cascade.map(|p| predict(&graph, node, p));
+        shown.push(Target { node, rows, cascade });
+    }
+    let printed: BTreeSet<usize> = shown.iter().flat_map(|t| t.rows.iter().map(|r| r.node)).collect();
+    let scope_nodes: Vec<usize> = printed.iter().copied().collect();
+    let found = findings(&graph, &scope_nodes, server_time, stuck_secs);
+    let statuses = fetch::statuses(&session, &graph, &printed, &resources).await;
+    let report = render::Trees {
+        graph: &graph,
+        targets: &shown,
+        printed: &printed,
+        statuses: &statuses,
+        findings: &found,
+        skipped: &snap.skipped,
+        server_time,
+    };
+    if printer.is_machine() {
+        printer.machine(&report.machine())?;
+    } else {
+        out(&report.text(printer))?;
+    }
+    render::footer(printer, &snap.skipped);
+    Ok(outcome(args.exit_code, &found))
+}
+
+fn outcome(exit_code: bool, found: &[Finding]) -> Outcome {
+    if exit_code && !found.is_empty() { Outcome::Findings } else { Outcome::Clean }
+}
