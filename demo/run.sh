@@ -79,6 +79,17 @@ say "kubectl coord fields deploy/storefront -n coord-demo -o wide --path .spec"
 kubectl coord fields deploy/storefront -n coord-demo -o wide --path .spec
 say "kubectl coord fields -n coord-demo   # census of every workload object"
 kubectl coord fields -n coord-demo
+say "kubectl coord fields deploy/storefront -n coord-demo --watch --watch-timeout 10s   # while gitops and a scaler fight"
+kubectl coord fields deploy/storefront -n coord-demo --watch --watch-timeout 10s &
+fieldwatch=$!
+sleep 2
+for replicas in 5 6; do
+  kubectl apply --server-side --force-conflicts --field-manager=gitops -f examples/server-side/storefront.yaml >/dev/null
+  sleep 1
+  kubectl -n coord-demo scale deployment storefront --replicas=$replicas >/dev/null
+  sleep 1
+done
+wait $fieldwatch
 
 # Ownership broken: an owner recreated under the same name, and a deletion that never ends.
 uid=$(kubectl -n coord-demo get cm release-v1 -o jsonpath='{.metadata.uid}')

@@ -162,3 +162,52 @@ fn namespace_census_counts_managers_and_lists_contested_objects() {
     let limited = c.coord("limited", &["fields", "-A"]).ok();
     assert!(limited.stderr.contains("not listed: deployments: forbidden"), "{}", limited.stderr);
 }
+
+#[test]
+fn watch_reports_the_replicas_fight_as_it_happens() {
+    use std::io::{BufRead, BufReader};
+    let c = cluster();
+    let ns = setup(&c);
+    let manifest = c.dir.join(format!("{ns}.yaml"));
+    let mut watcher = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-coord"))
+        .args(["fields", "deploy/web", "-n", &ns, "--watch", "--watch-timeout", "20s", "-o", "json", "--exit-code"])
+        .env("KUBECONFIG", c.kubeconfig("viewer"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    // A GitOps tool forcing its replicas back, and someone scaling again: three rounds.
+    for replicas in [4, 5, 6] {
+        c.kubectl(&[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=gitops",
+            "-f",
+            manifest.to_str().unwrap(),
+        ])
+        .ok();
+        std::thread::sleep(Duration::from_millis(700));
+        c.kubectl(&["-n", &ns, "scale", "deployment", "web", &format!("--replicas={replicas}")]).ok();
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    let stdout = BufReader::new(watcher.stdout.take().unwrap());
+    let lines: Vec<serde_json::Value> =
+        stdout.lines().map(|l| serde_json::from_str(&l.unwrap()).expect("one JSON object per line")).collect();
+    let status = watcher.wait().unwrap();
+    let replicas: Vec<&serde_json::Value> = lines.iter().filter(|l| l["path"] == ".spec.replicas").collect();
+    assert!(replicas.len() >= 5, "six takeovers were made, at most the first may precede the watch: {lines:?}");
+    for l in &replicas {
+        let (from, to) = (l["from"][0].as_str().unwrap(), l["to"][0].as_str().unwrap());
+        assert!((from, to) == ("gitops", "kubectl (scale)") || (from, to) == ("kubectl (scale)", "gitops"), "{l}");
+    }
+    assert!(replicas.iter().filter(|l| l["fight"] == true).count() >= 3, "{replicas:?}");
+    let summary = lines.last().unwrap();
+    let fight = summary["fights"].as_array().unwrap().iter().find(|f| f["path"] == ".spec.replicas").unwrap();
+    assert_eq!(fight["managers"], serde_json::json!(["gitops", "kubectl (scale)"]));
+    assert!(fight["changes"].as_u64().unwrap() >= 5);
+    assert_eq!(status.code(), Some(3), "--exit-code: a fight was seen");
+    // The image was never contested: no line for it.
+    assert!(!lines.iter().any(|l| l["path"].as_str().is_some_and(|p| p.contains("image"))));
+}

@@ -99,7 +99,7 @@ pub fn contests(entries: &[Entry]) -> Vec<Contest> {
         };
         for &i in ids {
             let e = &entries[i];
-            if top == "status" && e.subresource.is_empty() {
+            if top == "status" && e.subresource.is_empty() && (e.is_apply() || bypasses_status(entries, e)) {
                 out.push(Contest {
                     path: path.to_string(),
                     kind: ContestKind::StatusViaMainResource,
@@ -134,6 +134,13 @@ pub fn contests(entries: &[Entry]) -> Vec<Contest> {
         }
     }
     out
+}
+
+/// Another manager writes status through the status subresource, so it exists and the
+/// object's controller uses it: `e` writing status through the main resource is not the
+/// controller. (A CRD without a status subresource leaves its controller no other way.)
+fn bypasses_status(entries: &[Entry], e: &Entry) -> bool {
+    entries.iter().any(|o| o.subresource == "status" && o.manager != e.manager)
 }
 
 #[cfg(test)]
@@ -185,5 +192,19 @@ mod tests {
         assert!(!got.iter().any(|(p, _)| p == ".status.replicas"), "status written through /status is fine");
         assert!(got.contains(&(".metadata.labels.extra".into(), ContestKind::UpdateInsideApply)));
         assert!(!got.iter().any(|(p, _)| p.starts_with(".metadata.annotations")), "{got:#?}");
+    }
+
+    #[test]
+    fn status_through_the_main_resource_is_flagged_only_when_not_the_controller() {
+        let status = |m: &str, op: &str, sub: &str| entry(m, op, sub, json!({"f:status": {"f:ready": {}}}));
+        let flagged = |entries: &[Entry]| {
+            contests(entries).iter().filter(|c| c.kind == ContestKind::StatusViaMainResource).count()
+        };
+        // A CRD without a status subresource: its controller can only write through the main resource.
+        assert_eq!(flagged(&[status("widget-controller", "Update", "")]), 0);
+        // A GitOps tool applying status is never the controller.
+        assert_eq!(flagged(&[status("widget-controller", "Update", ""), status("gitops", "Apply", "")]), 1);
+        // The controller uses /status; someone else writes status through the main resource.
+        assert_eq!(flagged(&[status("widget-controller", "Update", "status"), status("script", "Update", "")]), 1);
     }
 }

@@ -5,6 +5,7 @@ pub mod duration;
 pub mod kubeconfig;
 pub mod list;
 pub mod request;
+pub mod watch;
 
 use anyhow::Result;
 

@@ -1,6 +1,7 @@
 //! `kubectl coord fields TYPE/NAME`: which manager owns which field, and where they contend.
 
 mod census;
+mod watch;
 
 use std::collections::BTreeSet;
 
@@ -15,6 +16,7 @@ use crate::analyze::fields::{Contest, ContestKind, Entry, contests, ownership};
 use crate::analyze::fieldsv1::decode;
 use crate::analyze::resource_ref::{parse_args, resolve};
 use crate::cli::ConnectionArgs;
+use crate::connect::duration::parse_duration;
 use crate::connect::{Session, discovery};
 use crate::error::{Outcome, usage};
 use crate::output::table::{Grid, Tone, styled};
@@ -37,9 +39,16 @@ pub struct FieldsArgs {
     /// Only fields under this path (e.g. .spec.template)
     #[arg(long, value_name = "PREFIX")]
     pub path: Option<String>,
-    /// Exit 3 when apply-vs-update or update-vs-update contests exist
+    /// Exit 3 when apply-vs-update or update-vs-update contests exist (with --watch: when a fight was seen)
     #[arg(long)]
     pub exit_code: bool,
+    /// Stay on a watch of one object: a line each time a field's owners change, and the
+    /// fields whose owner flipped back and forth at the end
+    #[arg(long)]
+    pub watch: bool,
+    /// End --watch after this long (30s, 5m, ...); default: until Ctrl-C
+    #[arg(long, value_name = "DURATION", requires = "watch")]
+    pub watch_timeout: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -103,8 +112,19 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs) ->
         return run_census(conn, printer, args).await;
     }
     let targets = parse_args(&args.object).map_err(usage)?;
+    let watch_timeout = match &args.watch_timeout {
+        Some(t) => Some(parse_duration("--watch-timeout", t).map_err(usage)?),
+        None => None,
+    };
+    if args.watch && (targets.len() != 1 || args.by_manager) {
+        return Err(usage("--watch follows exactly one object, one line per field change (no --by-manager)"));
+    }
     let session = Session::open(conn).await?;
     let resources = discovery::discover(&session.conn).await?;
+    if args.watch {
+        let resource = resolve(&targets[0].type_name, &resources).map_err(usage)?;
+        return watch::run(&session, printer, resource, &targets[0].name, args, watch_timeout).await;
+    }
     let mut objects = Vec::new();
     for t in &targets {
         let resource = resolve(&t.type_name, &resources).map_err(usage)?;
@@ -141,8 +161,8 @@ fn is_fight(c: &Contest) -> bool {
 }
 
 async fn run_census(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs) -> Result<Outcome> {
-    if args.by_manager || args.manager.is_some() || args.path.is_some() {
-        return Err(usage("--by-manager, --manager and --path need an object (TYPE/NAME)"));
+    if args.by_manager || args.manager.is_some() || args.path.is_some() || args.watch {
+        return Err(usage("--by-manager, --manager, --path and --watch need an object (TYPE/NAME)"));
     }
     let session = Session::open(conn).await?;
     let census = census::collect(&session, &args.kinds).await?;

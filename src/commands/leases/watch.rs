@@ -6,19 +6,17 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use k8s_openapi::api::coordination::v1::Lease;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::fetch;
 use crate::analyze::lease::{LeaseClass, LeaseSnapshot, classify};
 use crate::analyze::lease_watch::{Keyed, Tracker, WatchEvent};
 use crate::connect::Session;
 use crate::connect::list::encode;
+use crate::connect::watch::{self, Event, Follow};
 use crate::error::Outcome;
 use crate::output::table::Tone;
 use crate::output::{Printer, out, paint};
-
-/// Consecutive failures to reopen a watch before giving up.
-const MAX_REOPEN_FAILURES: u32 = 5;
 
 pub struct WatchOptions<'a> {
     pub selector: Option<&'a str>,
@@ -27,13 +25,6 @@ pub struct WatchOptions<'a> {
     pub timeout: Option<Duration>,
     /// Ask the server to close each watch after this many seconds (it is then reopened).
     pub server_timeout_seconds: u64,
-}
-
-#[derive(Deserialize)]
-struct RawEvent {
-    #[serde(rename = "type")]
-    kind: String,
-    object: serde_json::Value,
 }
 
 #[derive(Serialize)]
@@ -48,106 +39,45 @@ struct Line<'a> {
 
 pub async fn run(session: &Session, printer: &Printer, opts: &WatchOptions<'_>) -> Result<Outcome> {
     let start = Instant::now();
-    let deadline = opts.timeout.map(|t| tokio::time::Instant::from_std(start + t));
     let mut tracker = Tracker::default();
-    let mut rv = relist(session, printer, opts, &mut tracker, start).await?;
-    let mut ticker = tokio::time::interval(Duration::from_millis(250));
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
-    let sleep = async {
-        match deadline {
-            Some(d) => tokio::time::sleep_until(d).await,
-            None => std::future::pending().await,
-        }
+    let collection = fetch::collection_path(session);
+    let query = opts.selector.map(|s| format!("labelSelector={}", encode(s))).unwrap_or_default();
+    let follow = Follow {
+        collection: &collection,
+        query: &query,
+        timeout: opts.timeout,
+        server_timeout_seconds: opts.server_timeout_seconds,
+        // Leases go at-risk and expire with time alone, not only on events.
+        tick: Some(Duration::from_millis(250)),
     };
-    tokio::pin!(sleep);
-    let mut failures = 0;
-    loop {
-        let path = watch_path(session, opts, &rv);
-        let mut stream = match session.conn.watch(&path).await {
-            Ok(s) => {
-                failures = 0;
-                s
+    let lease = |v: serde_json::Value| serde_json::from_value::<Lease>(v).ok().map(fetch::snapshot);
+    let handle = |event: Event| {
+        let events = match event {
+            Event::Listed(items) => {
+                // Only what changed since the last list is reported.
+                let mut events = Vec::new();
+                let mut listed = Vec::new();
+                for l in items.into_iter().filter_map(lease).filter(|l| wanted(opts, l)) {
+                    listed.push((l.namespace.clone(), l.name.clone()));
+                    events.extend(tracker.observe(l, start.elapsed()));
+                }
+                events.extend(tracker.retain_listed(&listed));
+                events
             }
-            Err(e) if e.expired() => {
-                rv = relist(session, printer, opts, &mut tracker, start).await?;
-                continue;
-            }
-            Err(e) if failures < MAX_REOPEN_FAILURES && !e.forbidden() => {
-                failures += 1;
-                printer.warn(&format!("watch interrupted ({e}); reopening"));
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                continue;
-            }
-            Err(e) => return Err(e.into()),
+            Event::Upsert(v) => match lease(v).filter(|l| wanted(opts, l)) {
+                Some(l) => tracker.observe(l, start.elapsed()),
+                None => Vec::new(),
+            },
+            Event::Deleted(v) => match lease(v).filter(|l| wanted(opts, l)) {
+                Some(l) => tracker.delete(&l.namespace, &l.name),
+                None => Vec::new(),
+            },
+            Event::Tick => tracker.tick(start.elapsed()),
         };
-        loop {
-            tokio::select! {
-                _ = &mut ctrl_c => return Ok(Outcome::Clean),
-                _ = &mut sleep => return Ok(Outcome::Clean),
-                _ = ticker.tick() => emit(printer, opts, tracker.tick(start.elapsed()))?,
-                line = stream.next_line() => match line {
-                    Ok(Some(bytes)) => {
-                        let Ok(event) = serde_json::from_slice::<RawEvent>(&bytes) else { continue };
-                        match event.kind.as_str() {
-                            "ADDED" | "MODIFIED" | "DELETED" => {
-                                let Ok(lease) = serde_json::from_value::<Lease>(event.object) else { continue };
-                                if let Some(v) = lease.metadata.resource_version.clone() {
-                                    rv = v;
-                                }
-                                let snap = fetch::snapshot(lease);
-                                if !wanted(opts, &snap) {
-                                    continue;
-                                }
-                                let events = if event.kind == "DELETED" {
-                                    tracker.delete(&snap.namespace, &snap.name)
-                                } else {
-                                    tracker.observe(snap, start.elapsed())
-                                };
-                                emit(printer, opts, events)?;
-                            }
-                            "BOOKMARK" => {
-                                if let Some(v) = event.object.pointer("/metadata/resourceVersion").and_then(|v| v.as_str()) {
-                                    rv = v.to_string();
-                                }
-                            }
-                            // ERROR: almost always 410 Gone for a too-old resourceVersion.
-                            _ => {
-                                rv = relist(session, printer, opts, &mut tracker, start).await?;
-                                break;
-                            }
-                        }
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        printer.warn(&format!("watch stream broke ({e}); reopening"));
-                        break;
-                    }
-                },
-            }
-        }
-    }
-}
-
-/// Lists afresh, feeds every lease to the tracker (printing only real changes),
-/// and returns the list's resourceVersion to watch from.
-async fn relist(
-    session: &Session,
-    printer: &Printer,
-    opts: &WatchOptions<'_>,
-    tracker: &mut Tracker,
-    start: Instant,
-) -> Result<String> {
-    let (leases, _, rv) = fetch::leases_with_version(session, opts.selector).await?;
-    let mut events = Vec::new();
-    let mut listed = Vec::new();
-    for lease in leases.into_iter().filter(|l| wanted(opts, l)) {
-        listed.push((lease.namespace.clone(), lease.name.clone()));
-        events.extend(tracker.observe(lease, start.elapsed()));
-    }
-    events.extend(tracker.retain_listed(&listed));
-    emit(printer, opts, events)?;
-    Ok(rv)
+        emit(printer, events)
+    };
+    watch::follow(&session.conn, &follow, handle, |m| printer.warn(m)).await?;
+    Ok(Outcome::Clean)
 }
 
 fn wanted(opts: &WatchOptions<'_>, lease: &LeaseSnapshot) -> bool {
@@ -157,21 +87,7 @@ fn wanted(opts: &WatchOptions<'_>, lease: &LeaseSnapshot) -> bool {
             || lease.namespace == "kube-node-lease" && !opts.names.is_empty())
 }
 
-fn watch_path(session: &Session, opts: &WatchOptions<'_>, rv: &str) -> String {
-    let base = fetch::collection_path(session);
-    let mut path = format!(
-        "{base}?watch=1&allowWatchBookmarks=true&resourceVersion={}&timeoutSeconds={}",
-        encode(rv),
-        opts.server_timeout_seconds
-    );
-    if let Some(s) = opts.selector {
-        path.push_str("&labelSelector=");
-        path.push_str(&encode(s));
-    }
-    path
-}
-
-fn emit(printer: &Printer, _opts: &WatchOptions<'_>, events: Vec<Keyed>) -> Result<()> {
+fn emit(printer: &Printer, events: Vec<Keyed>) -> Result<()> {
     let mut text = String::new();
     for ((namespace, name), event) in &events {
         let time = jiff::Timestamp::now();
