@@ -211,3 +211,28 @@ fn watch_reports_the_replicas_fight_as_it_happens() {
     // The image was never contested: no line for it.
     assert!(!lines.iter().any(|l| l["path"].as_str().is_some_and(|p| p.contains("image"))));
 }
+
+#[test]
+fn secrets_and_configmaps_show_ownership_but_never_their_data() {
+    let c = cluster();
+    let ns = c.fresh_namespace("coord-fields-secret");
+    let manifest = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings, namespace: {ns}}}\ndata: {{password: hunter2-in-a-configmap}}\n---\napiVersion: v1\nkind: Secret\nmetadata: {{name: creds, namespace: {ns}}}\ndata: {{token: czNjcjN0LXQwa2Vu}}\n"
+    );
+    let path = c.dir.join(format!("{ns}-data.yaml"));
+    std::fs::write(&path, manifest).unwrap();
+    c.kubectl(&["apply", "--server-side", "--field-manager=gitops", "-f", path.to_str().unwrap()]).ok();
+    for (object, field) in [("cm/settings", ".data.password"), ("secret/creds", ".data.token")] {
+        let run = c.coord("viewer", &["fields", object, "-n", &ns, "-o", "json"]).ok();
+        let report = run.json();
+        let row = report["objects"][0]["fields"].as_array().unwrap().iter().find(|f| f["path"] == field).cloned();
+        let row = row.unwrap_or_else(|| panic!("{object}: no {field} in {}", run.stdout));
+        assert_eq!(row["owners"][0]["manager"], "gitops");
+        assert!(row.get("value").is_none(), "{object}: the value was read: {row}");
+        let wide = c.coord("viewer", &["fields", object, "-n", &ns, "-o", "wide"]).ok().stdout;
+        // czNjcjN0LXQwa2Vu is base64 for s3cr3t-t0ken.
+        for secret in ["hunter2", "s3cr3t", "czNjcjN0"] {
+            assert!(!run.stdout.contains(secret) && !wide.contains(secret), "{object} leaked its data");
+        }
+    }
+}

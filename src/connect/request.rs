@@ -38,6 +38,32 @@ impl Accept {
     }
 }
 
+/// Core resources whose contents are never read, whatever a command asks for: their
+/// metadata (labels, ownerReferences, managedFields) is all the plugin needs.
+pub const METADATA_ONLY_RESOURCES: &[&str] = &["secrets", "configmaps"];
+
+/// The media type actually sent for `path`: a full-object request to a Secret or
+/// ConfigMap (or their collections, or a watch on them) becomes metadata-only.
+pub fn effective_accept(path: &str, wanted: Accept, watch: bool) -> Accept {
+    if wanted != Accept::Json {
+        return wanted;
+    }
+    let Some(rest) = path.split('?').next().and_then(|p| p.strip_prefix("/api/v1/")) else {
+        return wanted;
+    };
+    let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+    let (resource, after) = match segments.as_slice() {
+        ["namespaces", _, resource, after @ ..] => (*resource, after.len()),
+        [resource, after @ ..] => (*resource, after.len()),
+        [] => return wanted,
+    };
+    if !METADATA_ONLY_RESOURCES.contains(&resource) {
+        return wanted;
+    }
+    // Watch events carry single objects; a list without a name is a collection.
+    if watch || after > 0 { Accept::Metadata } else { Accept::MetadataList }
+}
+
 /// Review resources a POST may create: they answer a question and persist nothing.
 pub const REVIEW_PATHS: &[&str] = &[
     "/apis/authentication.k8s.io/v1/selfsubjectreviews",
@@ -124,7 +150,7 @@ impl Conn {
         let request = Request::builder()
             .method(Method::GET)
             .uri(path)
-            .header(header::ACCEPT, accept.header_value())
+            .header(header::ACCEPT, effective_accept(path, accept, false).header_value())
             .body(Vec::new())
             .expect("a GET with a valid path always builds");
         self.send(request).await
@@ -149,7 +175,7 @@ impl Conn {
         let request = Request::builder()
             .method(Method::GET)
             .uri(path)
-            .header(header::ACCEPT, Accept::Json.header_value())
+            .header(header::ACCEPT, effective_accept(path, Accept::Json, true).header_value())
             .body(Vec::new())
             .expect("a GET with a valid path always builds");
         let response = self.bounded(&Method::GET, path, self.respond(request)).await?;
@@ -311,6 +337,28 @@ mod tests {
     fn metadata_accept_headers_ask_for_partial_object_metadata() {
         assert!(Accept::MetadataList.header_value().contains("as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"));
         assert!(Accept::Metadata.header_value().contains("as=PartialObjectMetadata;g=meta.k8s.io;v=v1"));
+    }
+
+    #[test]
+    fn secrets_and_configmaps_are_only_ever_read_metadata_only() {
+        use Accept::*;
+        for (path, watch, want) in [
+            ("/api/v1/secrets", false, MetadataList),
+            ("/api/v1/namespaces/a/secrets?limit=500&continue=x", false, MetadataList),
+            ("/api/v1/namespaces/a/secrets/db-password", false, Metadata),
+            ("/api/v1/namespaces/a/configmaps/settings", false, Metadata),
+            ("/api/v1/configmaps?limit=500", false, MetadataList),
+            ("/api/v1/namespaces/a/configmaps?watch=1&fieldSelector=metadata.name%3Dx", true, Metadata),
+            // Not Secrets or ConfigMaps: what the caller asked for.
+            ("/api/v1/namespaces/secrets/pods", false, Json),
+            ("/api/v1/namespaces/configmaps", false, Json),
+            ("/apis/example.com/v1/namespaces/a/secrets", false, Json),
+            ("/api/v1/namespaces/a/pods/secrets", false, Json),
+        ] {
+            assert_eq!(effective_accept(path, Json, watch), want, "{path}");
+        }
+        // A metadata request stays one.
+        assert_eq!(effective_accept("/api/v1/namespaces/a/secrets", MetadataList, false), MetadataList);
     }
 
     #[test]

@@ -26,7 +26,7 @@ const SKIPPED_GROUPS: &[&str] = &["events.k8s.io", "metrics.k8s.io"];
 /// Deprecated, computed on every list, never owned.
 const SKIPPED_RESOURCES: &[&str] = &["componentstatuses"];
 
-/// Kinds never read in full: their data is sensitive and they have no status.
+/// Kinds with no status to show (and Conn never reads them in full anyway).
 const METADATA_ONLY_KINDS: &[(&str, &str)] = &[("", "Secret"), ("", "ConfigMap")];
 
 /// Where namespaced types are listed; cluster-scoped types are always listed cluster-wide.
