@@ -182,22 +182,36 @@ impl Conn {
         Ok(WatchStream { body: response.into_body(), buffer: Vec::new() })
     }
 
-    /// A whole request, headers and body, within --request-timeout.
+    /// A whole request, headers and body, within --request-timeout; an overloaded or
+    /// failing server (429, 5xx) is asked again a few times, still within that bound.
     async fn send(&self, request: Request<Vec<u8>>) -> Result<Reply, RequestError> {
         let (method, path) = (request.method().clone(), request.uri().to_string());
         let call = async {
-            let response = self.respond(request).await?;
-            let server_time = response
-                .headers()
-                .get(header::DATE)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(v).ok());
-            let body = response.into_body().collect_bytes().await.map_err(|e| {
-                self.error(&method, &path, None, String::new(), format!("reading the response: {}", flat(&e)))
-            })?;
-            Ok(Reply { body: body.to_vec(), server_time })
+            let mut retries = 0;
+            loop {
+                match self.send_once(copy(&request), &method, &path).await {
+                    Err(e) if e.code.is_some_and(retryable) && retries < MAX_RETRIES => {
+                        tokio::time::sleep(backoff(retries)).await;
+                        retries += 1;
+                    }
+                    other => return other,
+                }
+            }
         };
         self.bounded(&method, &path, call).await
+    }
+
+    async fn send_once(&self, request: Request<Vec<u8>>, method: &Method, path: &str) -> Result<Reply, RequestError> {
+        let response = self.respond(request).await?;
+        let server_time = response
+            .headers()
+            .get(header::DATE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(v).ok());
+        let body = response.into_body().collect_bytes().await.map_err(|e| {
+            self.error(method, path, None, String::new(), format!("reading the response: {}", flat(&e)))
+        })?;
+        Ok(Reply { body: body.to_vec(), server_time })
     }
 
     /// Sends a request and returns a successful response; every failure (transport,
@@ -257,6 +271,29 @@ impl Conn {
             message,
         }
     }
+}
+
+/// Retries after a 429 or 5xx answer, on top of the first attempt.
+const MAX_RETRIES: u32 = 3;
+
+/// Answers that say "not now" rather than "no": overload (429, priority and
+/// fairness) and server-side failures that often pass (an etcd leader change, a restart).
+fn retryable(code: u16) -> bool {
+    matches!(code, 429 | 500 | 502 | 503 | 504)
+}
+
+/// 250 ms, 500 ms, 1 s: under two seconds in all.
+fn backoff(retry: u32) -> Duration {
+    Duration::from_millis(250 << retry.min(4))
+}
+
+/// Requests are not Clone; a retry needs the same method, URI, headers and body again.
+fn copy(r: &Request<Vec<u8>>) -> Request<Vec<u8>> {
+    let mut builder = Request::builder().method(r.method().clone()).uri(r.uri().clone());
+    for (name, value) in r.headers() {
+        builder = builder.header(name, value);
+    }
+    builder.body(r.body().clone()).expect("a copy of a valid request builds")
 }
 
 /// The newline-delimited JSON events of a watch response.
@@ -359,6 +396,26 @@ mod tests {
         }
         // A metadata request stays one.
         assert_eq!(effective_accept("/api/v1/namespaces/a/secrets", MetadataList, false), MetadataList);
+    }
+
+    #[test]
+    fn overload_and_server_failures_are_retried_briefly_refusals_are_not() {
+        for code in [429, 500, 502, 503, 504] {
+            assert!(retryable(code), "{code}");
+        }
+        for code in [400, 401, 403, 404, 405, 409, 410, 422] {
+            assert!(!retryable(code), "{code}");
+        }
+        let total: Duration = (0..MAX_RETRIES).map(backoff).sum();
+        assert_eq!(total, Duration::from_millis(1750));
+        let r = Request::builder()
+            .method(Method::POST)
+            .uri("/apis/authentication.k8s.io/v1/selfsubjectreviews")
+            .header(header::ACCEPT, "application/json")
+            .body(b"{}".to_vec())
+            .unwrap();
+        let c = copy(&r);
+        assert_eq!((c.method(), c.uri(), c.headers(), c.body()), (r.method(), r.uri(), r.headers(), r.body()));
     }
 
     #[test]
