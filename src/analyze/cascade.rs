@@ -280,4 +280,93 @@ mod tests {
         let fg = predict(&g, 0, Policy::Foreground);
         assert_eq!(fg.deadlocked, vec![0, 1]);
     }
+
+    use proptest::prelude::*;
+
+    /// Random graphs of ConfigMaps: each reference points at another object, at itself,
+    /// or at a missing uid; flags random.
+    fn arb_graph() -> impl Strategy<Value = Graph> {
+        (1usize..8)
+            .prop_flat_map(|n| {
+                let refs = proptest::collection::vec((0..n + 2, any::<bool>(), any::<bool>()), 0..3);
+                (Just(n), proptest::collection::vec(refs, n))
+            })
+            .prop_map(|(n, refs)| {
+                let objects = refs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, rs)| {
+                        let owners: Vec<(String, String, bool, bool)> = rs
+                            .into_iter()
+                            .map(|(t, c, b)| {
+                                if t < n {
+                                    (format!("o{t}"), format!("u{t}"), c, b)
+                                } else {
+                                    (format!("gone{t}"), format!("x{t}"), c, b)
+                                }
+                            })
+                            .collect();
+                        let owners: Vec<(&str, &str, &str, bool, bool)> =
+                            owners.iter().map(|(nm, u, c, b)| ("ConfigMap", nm.as_str(), u.as_str(), *c, *b)).collect();
+                        obj(&format!("u{i}"), "ConfigMap", Some("a"), &format!("o{i}"), &owners)
+                    })
+                    .collect();
+                Graph::build(objects, &coverage())
+            })
+    }
+
+    /// The garbage collector's rule applied naively to every object until nothing changes.
+    fn brute_force_deleted(g: &Graph, root: usize) -> Vec<bool> {
+        let mut deleted = vec![false; g.objects.len()];
+        deleted[root] = true;
+        loop {
+            let mut changed = false;
+            for o in 0..g.objects.len() {
+                if deleted[o] {
+                    continue;
+                }
+                let states = &g.refs[o];
+                let into_deleted = states.iter().any(|s| matches!(s, RefState::Live(x) if deleted[*x]));
+                let none_alive = states.iter().all(|s| match s {
+                    RefState::Live(x) => deleted[*x],
+                    other => other.absent(),
+                });
+                if into_deleted && none_alive {
+                    deleted[o] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return deleted;
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn delete_set_matches_the_naive_fixpoint(g in arb_graph(), root_pick in 0usize..8) {
+            let root = root_pick % g.objects.len();
+            let want = brute_force_deleted(&g, root);
+            for policy in [Policy::Background, Policy::Foreground] {
+                let p = predict(&g, root, policy);
+                let mut got = vec![false; g.objects.len()];
+                p.delete.iter().for_each(|&o| got[o] = true);
+                prop_assert_eq!(&got, &want);
+                prop_assert_eq!(p.delete[0], root);
+                // Every step's objects are deleted ones, each once, unless deadlocked.
+                let ordered: Vec<usize> = p.order.iter().flatten().copied().chain(p.deadlocked.iter().copied()).collect();
+                let mut sorted = ordered.clone();
+                sorted.sort_unstable();
+                let mut expected = p.delete.clone();
+                expected.sort_unstable();
+                prop_assert_eq!(sorted, expected);
+                // Kept objects are exactly the survivors that lose a live owner.
+                for (k, lost) in &p.keep {
+                    prop_assert!(!got[*k] && !lost.is_empty() && lost.iter().all(|&o| got[o]));
+                }
+            }
+            let orphan = predict(&g, root, Policy::Orphan);
+            prop_assert_eq!(orphan.delete, vec![root]);
+        }
+    }
 }

@@ -113,6 +113,7 @@ impl RefState {
     }
 }
 
+#[derive(Debug)]
 pub struct Graph {
     pub objects: Vec<Object>,
     /// refs[i][k]: how object i's k-th reference resolves.
@@ -242,14 +243,28 @@ pub fn tree(graph: &Graph, target: usize, walk: Walk) -> Vec<TreeRow> {
         c
     };
     let has_parent = |n: usize| graph.owners(n).any(|(o, _)| keep[o] && o != n);
-    let mut roots: Vec<usize> = (0..graph.objects.len()).filter(|&n| keep[n] && !has_parent(n)).collect();
-    if roots.is_empty() {
-        // Everything kept lies on a cycle: start from the target.
-        roots.push(target);
-    }
-    roots.sort_by(|&a, &b| order_key(graph, a).cmp(&order_key(graph, b)));
+    let mut kept: Vec<usize> = (0..graph.objects.len()).filter(|&n| keep[n]).collect();
+    kept.sort_by(|&a, &b| order_key(graph, a).cmp(&order_key(graph, b)));
+    // Parentless objects first; then, for parts that hang on a cycle and so have no
+    // parentless object above them, any object not printed yet.
+    let starts = kept.iter().copied().filter(|&n| !has_parent(n)).chain(kept.iter().copied());
     let mut printed = vec![false; graph.objects.len()];
     let mut rows = Vec::new();
+    for root in starts {
+        if !printed[root] {
+            walk_from(root, &children, &mut printed, &mut rows);
+        }
+    }
+    rows
+}
+
+/// Depth-first from `root`, printing each object once and marking it where it recurs.
+fn walk_from(
+    root: usize,
+    children: &dyn Fn(usize) -> Vec<(usize, usize)>,
+    printed: &mut [bool],
+    rows: &mut Vec<TreeRow>,
+) {
     // Iterative depth-first walk.
     struct Pending {
         node: usize,
@@ -257,11 +272,7 @@ pub fn tree(graph: &Graph, target: usize, walk: Walk) -> Vec<TreeRow> {
         prefix: String,
         child_prefix: String,
     }
-    let mut stack: Vec<Pending> = roots
-        .into_iter()
-        .rev()
-        .map(|node| Pending { node, via: None, prefix: String::new(), child_prefix: String::new() })
-        .collect();
+    let mut stack = vec![Pending { node: root, via: None, prefix: String::new(), child_prefix: String::new() }];
     while let Some(Pending { node, via, prefix, child_prefix }) = stack.pop() {
         if printed[node] {
             rows.push(TreeRow { node, prefix, via, repeat: true });
@@ -281,7 +292,6 @@ pub fn tree(graph: &Graph, target: usize, walk: Walk) -> Vec<TreeRow> {
             });
         }
     }
-    rows
 }
 
 fn order_key(graph: &Graph, n: usize) -> (&str, Option<&str>, &str) {
@@ -667,6 +677,22 @@ pub mod tests {
         );
     }
 
+    /// Found by the tree property test: o0 and o2 own each other and o0 owns o1. From o1
+    /// no parentless object exists above, and the walk printed o1 alone.
+    #[test]
+    fn ancestors_on_a_cycle_are_printed() {
+        let g = Graph::build(
+            vec![
+                obj("u0", "ConfigMap", Some("a"), "o0", &[("ConfigMap", "o2", "u2", false, false)]),
+                obj("u1", "ConfigMap", Some("a"), "o1", &[("ConfigMap", "o0", "u0", false, false)]),
+                obj("u2", "ConfigMap", Some("a"), "o2", &[("ConfigMap", "o0", "u0", false, false)]),
+            ],
+            &coverage(),
+        );
+        let rows = tree(&g, 1, Walk { up: true, down: true, depth: None });
+        assert_eq!(names(&g, &rows), vec!["o0", "├─o1", "└─o2", "  └─o0 (again)"]);
+    }
+
     #[test]
     fn an_unlisted_owner_kind_is_unknown_not_dangling() {
         let mut cov = coverage();
@@ -713,5 +739,80 @@ pub mod tests {
         // The tree of a cycle still terminates and prints each object once.
         let rows = tree(&g, 0, Walk { up: true, down: true, depth: None });
         assert_eq!(rows.iter().filter(|r| !r.repeat).count(), 3);
+    }
+
+    use proptest::prelude::*;
+
+    fn arb_graph() -> impl Strategy<Value = Graph> {
+        (1usize..9)
+            .prop_flat_map(|n| (Just(n), proptest::collection::vec(proptest::collection::vec(0..n + 1, 0..3), n)))
+            .prop_map(|(n, refs)| {
+                let objects = refs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, rs)| {
+                        let named: Vec<(String, String)> =
+                            rs.into_iter()
+                                .map(|t| {
+                                    if t < n { (format!("o{t}"), format!("u{t}")) } else { ("gone".into(), "x".into()) }
+                                })
+                                .collect();
+                        let owners: Vec<(&str, &str, &str, bool, bool)> =
+                            named.iter().map(|(nm, u)| ("ConfigMap", nm.as_str(), u.as_str(), false, false)).collect();
+                        obj(&format!("u{i}"), "ConfigMap", Some("a"), &format!("o{i}"), &owners)
+                    })
+                    .collect();
+                Graph::build(objects, &coverage())
+            })
+    }
+
+    /// Everything reachable from `start` through `next`, by repeated expansion.
+    fn closure(n: usize, start: usize, next: impl Fn(usize) -> Vec<usize>) -> Vec<bool> {
+        let mut seen = vec![false; n];
+        seen[start] = true;
+        loop {
+            let before = seen.clone();
+            for i in 0..n {
+                if before[i] {
+                    for j in next(i) {
+                        seen[j] = true;
+                    }
+                }
+            }
+            if seen == before {
+                return seen;
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn the_tree_prints_exactly_the_ancestors_and_descendants_once(g in arb_graph(), pick in 0usize..9) {
+            let n = g.objects.len();
+            let target = pick % n;
+            let up = closure(n, target, |i| g.owners(i).map(|(o, _)| o).collect());
+            let down = closure(n, target, |i| g.dependents(i).iter().map(|&(d, _)| d).collect());
+            let rows = tree(&g, target, Walk { up: true, down: true, depth: None });
+            let mut printed = vec![0usize; n];
+            for r in rows.iter().filter(|r| !r.repeat) {
+                printed[r.node] += 1;
+            }
+            for i in 0..n {
+                prop_assert_eq!(printed[i], usize::from(up[i] || down[i]), "object {}", i);
+            }
+            for r in &rows {
+                prop_assert!(up[r.node] || down[r.node]);
+                // A row hangs under a reference of the row's own object.
+                if let Some((d, k)) = r.via {
+                    prop_assert_eq!(d, r.node);
+                    prop_assert!(k < g.objects[d].owner_refs.len());
+                }
+            }
+            // Findings never panic and only name objects asked about.
+            let scope: Vec<usize> = (0..n).filter(|&i| up[i] || down[i]).collect();
+            for f in findings(&g, &scope, None, 0) {
+                prop_assert!(scope.contains(&f.object));
+            }
+        }
     }
 }

@@ -209,4 +209,25 @@ mod tests {
         assert!(e.contains("ambiguous") && e.contains("widgets.example.com") && e.contains("widgets.other.io"), "{e}");
         assert!(resolve("gadgets", &c).unwrap_err().contains("does not serve"));
     }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn parsing_is_total(words in proptest::collection::vec("\\PC{0,20}", 0..4)) {
+            let _ = parse_args(&words);
+        }
+
+        #[test]
+        fn valid_arguments_round_trip(t in "[a-z][a-z0-9.-]{0,20}", names in proptest::collection::vec("[a-z0-9][a-z0-9.-]{0,30}", 1..4)) {
+            let slashed: Vec<String> = names.iter().map(|n| format!("{t}/{n}")).collect();
+            let spaced: Vec<String> = std::iter::once(t.clone()).chain(names.iter().cloned()).collect();
+            for form in [slashed, spaced] {
+                let parsed = parse_args(&form).unwrap();
+                let got: Vec<(String, String)> = parsed.into_iter().map(|o| (o.type_name, o.name)).collect();
+                let want: Vec<(String, String)> = names.iter().map(|n| (t.clone(), n.clone())).collect();
+                prop_assert_eq!(got, want);
+            }
+        }
+    }
 }

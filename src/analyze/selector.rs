@@ -444,7 +444,10 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
+        // 2000 by default (the brute force is costly); scripts/fuzz.sh raises it with PROPTEST_CASES.
+        #![proptest_config(ProptestConfig::with_cases(
+            std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)
+        ))]
 
         #[test]
         fn overlap_agrees_with_brute_force_and_witnesses_hold(a in selector(), b in selector()) {

@@ -6,6 +6,8 @@
 //! (from --request-timeout) bounds every call, including a black-holed server.
 
 use std::fmt;
+use std::io::Write;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use http::{Method, Request, StatusCode, header};
@@ -178,8 +180,25 @@ impl Conn {
             .header(header::ACCEPT, effective_accept(path, Accept::Json, true).header_value())
             .body(Vec::new())
             .expect("a GET with a valid path always builds");
+        Self::trace(&request);
         let response = self.bounded(&Method::GET, path, self.respond(request)).await?;
         Ok(WatchStream { body: response.into_body(), buffer: Vec::new() })
+    }
+
+    /// Appends the request to the file KUBECTL_COORD_TRACE names, if any: one line of
+    /// method, Accept and path (the benchmark replays exactly these as its floor).
+    fn trace(request: &Request<Vec<u8>>) {
+        static TRACE: OnceLock<Option<Mutex<std::fs::File>>> = OnceLock::new();
+        let file = TRACE.get_or_init(|| {
+            let path = std::env::var_os("KUBECTL_COORD_TRACE")?;
+            std::fs::OpenOptions::new().create(true).append(true).open(path).ok().map(Mutex::new)
+        });
+        if let Some(file) = file
+            && let Ok(mut f) = file.lock()
+        {
+            let accept = request.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or_default();
+            let _ = writeln!(f, "{}\t{accept}\t{}", request.method(), request.uri());
+        }
     }
 
     /// A whole request, headers and body, within --request-timeout; an overloaded or
@@ -202,6 +221,7 @@ impl Conn {
     }
 
     async fn send_once(&self, request: Request<Vec<u8>>, method: &Method, path: &str) -> Result<Reply, RequestError> {
+        Self::trace(&request);
         let response = self.respond(request).await?;
         let server_time = response
             .headers()

@@ -61,13 +61,21 @@ krew_bin=$(build_set krew "$KREW_VERSION" "$(pin_hash "$here/krew")" "$here/krew
 # A real client-go leader-election participant for the lease tests.
 elector_bin=$(build_set elector "$K8S_VERSION" "$(pin_hash "$here/k8s" "$here"/k8s/elector/*.go)" "$here/k8s" "-s -w" \
   ./elector)
+# The benchmark and scale-test loader, on the same pinned client-go.
+loader_bin=$(build_set loader "$K8S_VERSION" "$(pin_hash "$here/k8s" "$here"/k8s/loader/*.go)" "$here/k8s" "-s -w" \
+  ./loader)
+# The benchmarks' floor: replays a command's request trace with a plain client.
+floor_bin=$(build_set floor "$K8S_VERSION" "$(pin_hash "$here/k8s" "$here"/k8s/floor/*.go)" "$here/k8s" "-s -w" \
+  ./floor)
 
 # One directory to put on PATH, with the names the tools are known by.
-bin="$cache_root/bin-$K8S_VERSION-$ETCD_VERSION-$KREW_VERSION-$(pin_hash "$here/k8s" "$here"/k8s/elector/*.go)"
+bin="$cache_root/bin-$K8S_VERSION-$ETCD_VERSION-$KREW_VERSION-$(pin_hash "$here/k8s" "$here"/k8s/elector/*.go "$here"/k8s/loader/*.go "$here"/k8s/floor/*.go)"
 mkdir -p "$bin"
 for f in "$k8s_bin"/*; do ln -sf "$f" "$bin/"; done
 ln -sf "$etcd_bin/server" "$bin/etcd"
 ln -sf "$krew_bin/krew" "$bin/kubectl-krew"
 ln -sf "$krew_bin/validate-krew-manifest" "$bin/validate-krew-manifest"
 ln -sf "$elector_bin/elector" "$bin/coord-test-elector"
+ln -sf "$loader_bin/loader" "$bin/coord-bench-loader"
+ln -sf "$floor_bin/floor" "$bin/coord-bench-floor"
 echo "$bin"

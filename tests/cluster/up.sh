@@ -10,6 +10,9 @@
 # namespace named in DIR/limited.namespace), DIR/audit.log, DIR/logs/,
 # DIR/pids/ (stop with down.sh DIR) and DIR/bin (the binaries).
 # Prints the admin KUBECONFIG export line last. Several clusters may run at once.
+# COORD_KCM_CONTROLLERS, when set, is passed as kube-controller-manager's
+# --controllers (the benchmark cluster turns off the deployment and replicaset
+# controllers so they do not race its loader).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -165,7 +168,8 @@ launch kube-controller-manager "$bin/kube-controller-manager" \
   --use-service-account-credentials \
   --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
   --service-cluster-ip-range 10.0.0.0/24 \
-  --cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key"
+  --cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key" \
+  --controllers "${COORD_KCM_CONTROLLERS:-*}"
 cat > "$dir/scheduler.yaml" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration

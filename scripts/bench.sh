@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Benchmarks at scale, side by side in one run, on one local control plane (not
+# part of CI's test run):
+#   bash scripts/bench.sh [--runs N] [--scale F] [--keep]
+# Starts a benchmark cluster in .bench/cluster (kube-controller-manager without the
+# deployment and replicaset controllers, so they do not race the loader), loads two
+# namespaces with tests/cluster's loader (bench-s at half the size of bench-l;
+# --scale multiplies both), then times every command N times (default 5) against:
+#   floor  the same GET requests (replayed from the command's own request trace,
+#          KUBECTL_COORD_TRACE) issued by a plain Go client, 8 at a time, bodies read
+#          and not decoded;
+#   peer   what users run today, where it can be had here.
+# Reports medians of wall time and peak RSS, and writes docs/benchmarks.md.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+runs=5 scale=1 keep=false
+while (($#)); do
+  case $1 in
+    --runs) runs=$2; shift 2 ;;
+    --scale) scale=$2; shift 2 ;;
+    --keep) keep=true; shift ;;
+    *) echo "usage: $0 [--runs N] [--scale F] [--keep]" >&2; exit 2 ;;
+  esac
+done
+log() { printf '[bench] %s\n' "$*" >&2; }
+size() { awk -v n="$1" -v s="$scale" 'BEGIN { printf "%d", n * s }'; }
+
+cargo build --locked --release --bins >&2
+coord="$root/target/release/kubectl-coord"
+dir="$root/.bench/cluster"
+if [[ ! -e $dir/pids ]]; then
+  COORD_KCM_CONTROLLERS='*,-deployment-controller,-replicaset-controller' bash tests/cluster/up.sh "$dir" >/dev/null
+fi
+$keep || trap 'bash tests/cluster/down.sh "$dir"' EXIT
+bin="$dir/bin"
+admin="$dir/admin.kubeconfig"
+export KUBECONFIG="$dir/viewer.kubeconfig"
+work=$(mktemp -d)
+
+load() {
+  local ns=$1 f=$2
+  log "loading $ns (x$f)"
+  "$bin/coord-bench-loader" -kubeconfig "$admin" -namespace "$ns" \
+    -deployments "$(size $((2000 * f / 2)))" -pods-per-rs 10 -leases "$(size $((4000 * f / 2)))" \
+    -node-leases "$(size $((1000 * f / 2)))" -pdbs "$(size $((200 * f / 2)))" -widgets "$(size $((5000 * f / 2)))" \
+    | tee "$work/load-$ns.txt" >&2
+}
+load bench-s 1
+load bench-l 2
+objects() { "$bin/kubectl" --kubeconfig "$admin" get "$(namespaced_types)" -n "$1" -o name 2>/dev/null | wc -l; }
+namespaced_types() {
+  "$bin/kubectl" --kubeconfig "$admin" api-resources --verbs=list --namespaced=true -o name | grep -v '^events' | paste -sd, -
+}
+
+# time_runs FILE CMD...: N runs, one "seconds kilobytes" line each.
+time_runs() {
+  local out=$1; shift
+  : > "$out"
+  for ((i = 0; i < runs; i++)); do
+    /usr/bin/time -f '%e %M' -o "$out.one" "$@" >/dev/null 2>"$work/stderr" || {
+      log "FAILED: $*"; cat "$work/stderr" >&2; return 1
+    }
+    cat "$out.one" >> "$out"
+  done
+}
+median() { awk "{print \$$2}" "$1" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+mb() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
+
+rows=()
+# bench LABEL SCOPE PEER_LABEL PEER_CMD|- -- COORD_ARGS...
+bench() {
+  local label=$1 scope=$2 peer_label=$3 peer=$4; shift 5
+  log "$label"
+  local trace="$work/trace"
+  rm -f "$trace"
+  KUBECTL_COORD_TRACE="$trace" "$coord" "$@" >/dev/null 2>&1
+  time_runs "$work/ours" "$coord" "$@"
+  time_runs "$work/floor" "$bin/coord-bench-floor" -kubeconfig "$KUBECONFIG" -trace "$trace"
+  local ours floor rss requests
+  ours=$(median "$work/ours" 1); floor=$(median "$work/floor" 1); rss=$(median "$work/ours" 2)
+  requests=$(grep -c '^GET' "$trace")
+  local peer_s="-" peer_rss="-" peer_ratio="-"
+  if [[ $peer != - ]]; then
+    time_runs "$work/peer" bash -c "$peer"
+    peer_s=$(median "$work/peer" 1); peer_rss=$(mb "$(median "$work/peer" 2)"); peer_ratio=$(ratio "$peer_s" "$ours")
+  fi
+  rows+=("| \`kubectl coord $*\` | $scope | $requests | $ours | $floor | $(ratio "$ours" "$floor") | $(mb "$rss") | $peer_label | $peer_s | $peer_ratio | $peer_rss |")
+}
+
+k="$bin/kubectl"
+types=$(namespaced_types)
+count_s=$(objects bench-s); count_l=$(objects bench-l)
+leases_all=$("$k" --kubeconfig "$admin" get leases -A --no-headers | wc -l)
+bench "leases" "$leases_all leases" "kubectl get lease -A" "$k get lease -A" -- leases -A
+bench "owners deployment" "bench-l: $count_l objects" "kubectl get (every type) -o json" "$k get $types -n bench-l -o json" \
+  -- owners deploy/app-00001 -n bench-l
+bench "owners root" "bench-l: $count_l objects" "kubectl get (every type) -o json" "$k get $types -n bench-l -o json" \
+  -- owners widgets.bench.coord.test/w-root -n bench-l
+bench "owners --all s" "bench-s: $count_s objects" - - -- owners --all -n bench-s
+bench "owners --all l" "bench-l: $count_l objects" "kubectl get (every type) -o json" "$k get $types -n bench-l -o json" \
+  -- owners --all -n bench-l
+bench "overlaps s" "bench-s: $count_s objects" - - -- overlaps -n bench-s
+bench "overlaps l" "bench-l: $count_l objects" - - -- overlaps -n bench-l
+bench "fields census s" "bench-s: $count_s objects" - - -- fields -n bench-s
+bench "fields census l" "bench-l: $count_l objects" - - -- fields -n bench-l
+bench "fields object" "one Deployment" "kubectl get -o yaml --show-managed-fields" \
+  "$k get deploy app-00000 -n bench-l -o yaml --show-managed-fields" -- fields deploy/app-00000 -n bench-l
+
+log "--help"
+help_ms=$(python3 - "$coord" <<'EOF'
+import subprocess, sys, time
+runs = []
+for _ in range(50):
+    t = time.perf_counter()
+    subprocess.run([sys.argv[1], "--help"], stdout=subprocess.DEVNULL, check=True)
+    runs.append((time.perf_counter() - t) * 1000)
+runs.sort()
+print(f"{runs[len(runs) // 2]:.1f}")
+EOF
+)
+
+out=docs/benchmarks.md
+mkdir -p docs
+{
+  echo "# Benchmarks"
+  echo
+  echo "Generated by \`bash scripts/bench.sh --runs $runs --scale $scale\` on $(date -u +%Y-%m-%d);"
+  echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/Mem:/ {print $2}') GiB;"
+  echo "control plane: kube-apiserver $("$k" version -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])') from tests/cluster, on the same machine."
+  echo
+  echo "Each figure is the median of $runs runs. **floor**: the same GET requests the command made"
+  echo "(its own request trace), replayed by a plain Go client 8 at a time with bodies read and not"
+  echo "decoded; **ratio** = ours / floor. **peer ratio** = peer / ours (above 1: we are faster)."
+  echo "Peak RSS is the maximum resident set size (GNU time)."
+  echo
+  echo "| command | scope | requests | ours (s) | floor (s) | ratio | our peak RSS (MB) | peer | peer (s) | peer ratio | peer peak RSS (MB) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo "\`kubectl coord --help\`: median $help_ms ms over 50 runs."
+  echo
+  echo "Namespaces loaded (tests/cluster/k8s/loader):"
+  echo
+  for ns in bench-s bench-l; do
+    echo "- $ns: $(awk '/already there/ {printf "%s %d, ", $1, $3 + $6}' "$work/load-$ns.txt" | sed 's/, $//')"
+  done
+  echo
+  echo "Peers: ahmetb/kubectl-tree and knight42/kubectl-blame are not served by the Go module"
+  echo "proxy reachable here (403 \"not available\"), so they could not be built. In their place:"
+  echo "for owners, \`kubectl get\` of every namespaced type with full objects, which is what"
+  echo "kubectl-tree reads (it lists full objects of every type, though in parallel); for fields"
+  echo "on one object, \`kubectl get -o yaml --show-managed-fields\`. overlaps and the fields"
+  echo "census have no peer (no tool does this). \`kubectl get lease -A\` is the leases peer."
+} > "$out"
+log "wrote $out"
+cat "$out"

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs every property/fuzz target over untrusted-input parsers and the pure
+# analyses a fixed number of times (not part of CI's test run):
+#   bash scripts/fuzz.sh [CASES]        # default 100000 cases per target
+# Prints one line per target: cases, result, seconds. A failure prints proptest's
+# minimal failing input; it then gets a regression test of its own.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cases=${1:-100000}
+targets=(
+  "analyze::fieldsv1::tests::decoder_is_total_on_arbitrary_json   FieldsV1 decoder (untrusted managedFields)"
+  "analyze::fieldsv1::tests::encode_then_decode_round_trips       FieldsV1 encode/decode round trip"
+  "analyze::selector::tests::parser_never_panics                  label selector parser (-l)"
+  "analyze::selector::tests::overlap_agrees_with_brute_force_and_witnesses_hold   selector algebra vs brute force"
+  "analyze::resource_ref::tests::parsing_is_total                 resource reference parser"
+  "analyze::resource_ref::tests::valid_arguments_round_trip       resource reference round trip"
+  "connect::duration::tests::never_panics                         duration parser"
+  "analyze::lease::tests::holder_parsing_never_panics             lease holder identity parser"
+  "analyze::owner_graph::tests::the_tree_prints_exactly_the_ancestors_and_descendants_once   owner tree vs reachability"
+  "analyze::cascade::tests::delete_set_matches_the_naive_fixpoint   cascade prediction vs naive GC fixpoint"
+)
+cargo test --locked --release --lib --no-run >/dev/null 2>&1 || { echo "build failed" >&2; exit 1; }
+status=0
+printf '%-100s %10s %8s %8s\n' TARGET CASES RESULT SECONDS
+for t in "${targets[@]}"; do
+  name=${t%% *}
+  what=$(echo "${t#* }" | sed 's/^ *//')
+  start=$(date +%s.%N)
+  if PROPTEST_CASES=$cases cargo test --locked --release --lib -- --exact "$name" >/tmp/fuzz-$$.log 2>&1 \
+      && grep -q "1 passed" /tmp/fuzz-$$.log; then
+    result=ok
+  else
+    result=FAILED; status=1
+    sed -n '/minimal failing input/,+20p' /tmp/fuzz-$$.log >&2
+  fi
+  secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  printf '%-100s %10s %8s %8s\n' "$what ($name)" "$cases" "$result" "$secs"
+done
+rm -f /tmp/fuzz-$$.log
+exit $status
