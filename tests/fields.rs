@@ -160,7 +160,14 @@ fn namespace_census_counts_managers_and_lists_contested_objects() {
     c.coord("viewer", &["fields", "-n", &ns, "--kinds", "gadgets"]).code(2).one_line_error("--kinds");
     c.coord("viewer", &["fields", "-n", &ns, "--by-manager"]).code(2).one_line_error("need an object");
     let limited = c.coord("limited", &["fields", "-A"]).ok();
-    assert!(limited.stderr.contains("not listed: deployments: forbidden"), "{}", limited.stderr);
+    let lns = c.limited_namespace();
+    assert!(
+        limited.stderr.contains(&format!(
+            "deployments: listing across all namespaces is forbidden; read namespace by namespace: {lns}"
+        )),
+        "{}",
+        limited.stderr
+    );
 }
 
 #[test]

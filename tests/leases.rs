@@ -337,9 +337,19 @@ fn limited_rights_and_bad_input() {
     let ns = c.limited_namespace();
     let run = c.coord("limited", &["leases"]).ok();
     assert_eq!(run.stdout, format!("No leases found in {ns} namespace.\n"));
-    // Listing every namespace is forbidden for this user: one line, exit 1, names the cause.
-    let run = c.coord("limited", &["leases", "-A"]).code(1);
-    run.one_line_error("403 Forbidden");
+    // Listing across all namespaces is forbidden for this user, and so is listing the
+    // namespaces: -A reads the context's namespace and says so.
+    c.apply(&common::lease_yaml(&ns, "limited-lock", "someone", 30, Some(0), 0));
+    let run = c.coord("limited", &["leases", "-A"]).ok();
+    assert!(run.stdout.contains("limited-lock"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains(&format!(
+            "leases: listing across all namespaces is forbidden; read namespace by namespace: {ns} (the context's namespace; namespaces may not be listed)"
+        )),
+        "{}",
+        run.stderr
+    );
+    c.kubectl(&["-n", &ns, "delete", "lease", "limited-lock"]).ok();
     let run = c.coord("viewer", &["leases", "-n", "kube-system", "-l", "a in ("]).code(2);
     run.one_line_error("invalid -l selector");
     let run = c.coord("viewer", &["leases", "-n", "kube-system", "no-such-lease"]).code(1);

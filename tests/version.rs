@@ -145,11 +145,8 @@ fn server_token_and_ca_flags_without_any_kubeconfig() {
 #[test]
 fn bad_global_input_gets_one_line_and_exit_2() {
     let c = cluster();
-    let broken = c.dir.join("broken.kubeconfig");
-    std::fs::write(&broken, "apiVersion: v1\nclusters: [unclosed\n").unwrap();
-    let no_cert = c.dir.join("missing-cert.kubeconfig");
-    let text = std::fs::read_to_string(c.kubeconfig("admin")).unwrap().replace("admin.crt", "no-such-cert.crt");
-    std::fs::write(&no_cert, text).unwrap();
+    let broken = c.broken_kubeconfig();
+    let no_cert = c.kubeconfig_missing_cert("admin");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["version", "--kubeconfig", "/nonexistent/kubeconfig"],
@@ -160,7 +157,7 @@ fn bad_global_input_gets_one_line_and_exit_2() {
         (vec!["version", "--request-timeout", "5x"], "invalid --request-timeout \"5x\""),
         (vec!["version", "--request-timeout=-1s"], "invalid --request-timeout"),
         (vec!["version", "--kubeconfig", broken.to_str().unwrap()], "broken.kubeconfig"),
-        (vec!["version", "--kubeconfig", no_cert.to_str().unwrap()], "no-such-cert.crt"),
+        (vec!["version", "--kubeconfig", no_cert.to_str().unwrap()], "gone.crt"),
         (vec!["version", "--server", "not a url"], "invalid --server"),
         (
             vec!["version", "--certificate-authority", "/nonexistent/ca.crt"],

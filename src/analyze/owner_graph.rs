@@ -772,11 +772,9 @@ pub mod tests {
         seen[start] = true;
         loop {
             let before = seen.clone();
-            for i in 0..n {
-                if before[i] {
-                    for j in next(i) {
-                        seen[j] = true;
-                    }
+            for (i, _) in before.iter().enumerate().filter(|(_, s)| **s) {
+                for j in next(i) {
+                    seen[j] = true;
                 }
             }
             if seen == before {

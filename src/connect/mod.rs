@@ -7,10 +7,16 @@ pub mod list;
 pub mod request;
 pub mod watch;
 
+use std::sync::Arc;
+
 use anyhow::Result;
+use futures::{StreamExt, stream};
+use serde::de::DeserializeOwned;
+use tokio::sync::OnceCell;
 
 use crate::cli::ConnectionArgs;
 pub use kubeconfig::Target;
+use list::{Listed, list_all};
 pub use request::{Accept, Conn, Reply, RequestError, WatchStream};
 
 /// A connected session: where we are and how to ask.
@@ -20,13 +26,130 @@ pub struct Session {
     pub context: Option<String>,
     pub namespace: String,
     pub all_namespaces: bool,
+    /// For -A without cluster-wide rights: the namespaces to read one by one, found once.
+    readable: Arc<OnceCell<(Vec<String>, &'static str)>>,
+}
+
+/// A list that -A had to read namespace by namespace, because listing across all
+/// namespaces was forbidden.
+#[derive(Debug, Clone)]
+pub struct Fallback {
+    pub read: Vec<String>,
+    /// How many of the namespaces found refused the list too.
+    pub forbidden: usize,
+    /// Where the namespaces came from.
+    pub source: &'static str,
+}
+
+impl Fallback {
+    /// "leases: listing across all namespaces is forbidden; read namespace by namespace: a (...)".
+    pub fn note(&self, what: &str) -> String {
+        let mut text = format!(
+            "{what}: listing across all namespaces is forbidden; read namespace by namespace: {} ({})",
+            self.read.join(", "),
+            self.source
+        );
+        if self.forbidden > 0 {
+            text.push_str(&format!("; {} more namespaces forbidden", self.forbidden));
+        }
+        text
+    }
 }
 
 impl Session {
     pub async fn open(args: &ConnectionArgs) -> Result<Session> {
         let target = kubeconfig::resolve(args).await?;
         let conn = Conn::new(&target)?;
-        Ok(Session { conn, context: target.context, namespace: target.namespace, all_namespaces: args.all_namespaces })
+        Ok(Session {
+            conn,
+            context: target.context,
+            namespace: target.namespace,
+            all_namespaces: args.all_namespaces,
+            readable: Arc::default(),
+        })
+    }
+
+    /// The namespace commands read in: None with -A.
+    pub fn scope(&self) -> Option<&str> {
+        (!self.all_namespaces).then_some(self.namespace.as_str())
+    }
+
+    /// Lists the namespaced `collection(namespace)`; with no namespace, across all
+    /// namespaces, and when that is forbidden, namespace by namespace over the namespaces
+    /// the user can find (the namespace list, else the context's namespace), saying so.
+    pub async fn list_scoped<T: DeserializeOwned>(
+        &self,
+        namespace: Option<&str>,
+        collection: impl Fn(Option<&str>) -> String,
+        query: &str,
+        accept: Accept,
+    ) -> Result<(Listed<T>, Option<Fallback>), RequestError> {
+        if let Some(ns) = namespace {
+            let listed = list_all(&self.conn, &collection(Some(ns)), query, accept).await?;
+            return Ok((listed, None));
+        }
+        let refused = match list_all(&self.conn, &collection(None), query, accept).await {
+            Ok(listed) => return Ok((listed, None)),
+            Err(e) if e.forbidden() => e,
+            Err(e) => return Err(e),
+        };
+        let (namespaces, source) = self.readable.get_or_init(|| self.find_namespaces()).await.clone();
+        let collection = &collection;
+        let lists: Vec<(String, Result<Listed<T>, RequestError>)> = stream::iter(namespaces)
+            .map(|ns| async move {
+                let listed = list_all(&self.conn, &collection(Some(&ns)), query, accept).await;
+                (ns, listed)
+            })
+            .buffered(8)
+            .collect()
+            .await;
+        let mut merged = Listed { items: Vec::new(), server_time: None, resource_version: String::new(), restarts: 0 };
+        let mut fallback = Fallback { read: Vec::new(), forbidden: 0, source };
+        for (ns, listed) in lists {
+            match listed {
+                Ok(l) => {
+                    merged.items.extend(l.items);
+                    merged.server_time = merged.server_time.or(l.server_time);
+                    fallback.read.push(ns);
+                }
+                Err(e) if e.forbidden() => fallback.forbidden += 1,
+                Err(e) => return Err(e),
+            }
+        }
+        if fallback.read.is_empty() {
+            return Err(refused);
+        }
+        Ok((merged, Some(fallback)))
+    }
+
+    async fn find_namespaces(&self) -> (Vec<String>, &'static str) {
+        #[derive(serde::Deserialize)]
+        struct Item {
+            metadata: Named,
+        }
+        #[derive(serde::Deserialize)]
+        struct Named {
+            name: String,
+        }
+        match list_all::<Item>(&self.conn, "/api/v1/namespaces", "", Accept::MetadataList).await {
+            Ok(l) => (l.items.into_iter().map(|i| i.metadata.name).collect(), "from the namespace list"),
+            Err(_) => (vec![self.namespace.clone()], "the context's namespace; namespaces may not be listed"),
+        }
+    }
+
+    /// Fails with `namespace "x" not found` when the namespace in scope does not exist, so a
+    /// mistyped -n is an error rather than an empty, all-clear answer. A namespace the user
+    /// may not read is taken on trust (a user with rights in one namespace only often cannot).
+    pub async fn check_namespace(&self) -> Result<()> {
+        if self.all_namespaces {
+            return Ok(());
+        }
+        let path = format!("/api/v1/namespaces/{}", list::encode(&self.namespace));
+        match self.conn.get(&path, Accept::Metadata).await {
+            Err(e) if e.not_found() => Err(anyhow::anyhow!("namespace {:?} not found", self.namespace)),
+            Err(e) if e.code.is_none() => Err(e.into()),
+            _ => Ok(()),
+        }
     }
 
     /// GET and decode JSON.

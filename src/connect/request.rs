@@ -97,8 +97,14 @@ impl RequestError {
     pub fn is(&self, code: StatusCode) -> bool {
         self.code == Some(code.as_u16())
     }
+    /// 403: this identity may not do this (other kinds or namespaces may still be readable).
+    /// A 401 is not this: the credentials themselves are refused, so nothing is readable
+    /// and a command that treated it as partial access would answer with an empty all-clear.
     pub fn forbidden(&self) -> bool {
-        self.is(StatusCode::FORBIDDEN) || self.is(StatusCode::UNAUTHORIZED)
+        self.is(StatusCode::FORBIDDEN)
+    }
+    pub fn unauthorized(&self) -> bool {
+        self.is(StatusCode::UNAUTHORIZED)
     }
     pub fn not_found(&self) -> bool {
         self.is(StatusCode::NOT_FOUND)

@@ -8,7 +8,7 @@ use anyhow::Result;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::list::{PAGE_SIZE, encode, list_all};
+use super::list::{encode, list_all};
 use super::request::{Accept, Conn};
 
 /// Consecutive failures to reopen a watch before giving up.
@@ -83,7 +83,7 @@ pub async fn follow(
                 rv = relist(conn, f, &mut handle).await?;
                 continue;
             }
-            Err(e) if failures < MAX_REOPEN_FAILURES && !e.forbidden() => {
+            Err(e) if failures < MAX_REOPEN_FAILURES && !e.forbidden() && !e.unauthorized() => {
                 failures += 1;
                 warn(&format!("watch interrupted ({e}); reopening"));
                 tokio::time::sleep(Duration::from_secs(1)).await;
@@ -131,7 +131,7 @@ pub async fn follow(
 
 /// Lists afresh, hands the items over, and returns the resourceVersion to watch from.
 async fn relist(conn: &Conn, f: &Follow<'_>, handle: &mut impl FnMut(Event) -> Result<()>) -> Result<String> {
-    let listed = list_all::<Value>(conn, f.collection, f.query, Accept::Json, PAGE_SIZE).await?;
+    let listed = list_all::<Value>(conn, f.collection, f.query, Accept::Json).await?;
     handle(Event::Listed(listed.items))?;
     Ok(listed.resource_version)
 }

@@ -36,6 +36,21 @@ impl Cluster {
             .to_string()
     }
 
+    /// A kubeconfig that is not valid YAML.
+    pub fn broken_kubeconfig(&self) -> PathBuf {
+        let path = self.dir.join("broken.kubeconfig");
+        std::fs::write(&path, "apiVersion: v1\nclusters: [unclosed\n").unwrap();
+        path
+    }
+
+    /// `who`'s kubeconfig naming a client certificate file that does not exist (gone.crt).
+    pub fn kubeconfig_missing_cert(&self, who: &str) -> PathBuf {
+        let path = self.dir.join(format!("{who}-missing-cert.kubeconfig"));
+        let text = std::fs::read_to_string(self.kubeconfig(who)).unwrap().replace(&format!("{who}.crt"), "gone.crt");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
     /// Runs the built plugin binary with KUBECONFIG pointing at `who`'s kubeconfig.
     pub fn coord(&self, who: &str, args: &[&str]) -> Run {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));

@@ -10,7 +10,6 @@ use serde_json::Value;
 use crate::analyze::fields::{Contest, Entry, contests};
 use crate::analyze::fieldsv1::decode;
 use crate::analyze::resource_ref::resolve;
-use crate::connect::list::{PAGE_SIZE, list_all};
 use crate::connect::{Accept, Session, discovery};
 use crate::error::usage;
 use crate::output::table::Grid;
@@ -82,10 +81,14 @@ pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census
             // A default kind the server does not serve is simply absent.
             Err(_) => continue,
         };
-        let ns = (!session.all_namespaces).then_some(session.namespace.as_str());
-        let path = resource.collection(ns);
-        let listed = match list_all::<Item>(&session.conn, &path, "", Accept::MetadataList, PAGE_SIZE).await {
-            Ok(l) => l,
+        let listed = match session
+            .list_scoped::<Item>(session.scope(), |ns| resource.collection(ns), "", Accept::MetadataList)
+            .await
+        {
+            Ok((l, fallback)) => {
+                census.skipped.extend(fallback.map(|f| f.note(&resource.plural)));
+                l
+            }
             Err(e) if e.forbidden() => {
                 census.skipped.push(format!("{}: forbidden", resource.plural));
                 continue;

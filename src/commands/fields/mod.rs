@@ -130,14 +130,17 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs) ->
         let resource = resolve(&t.type_name, &resources).map_err(usage)?;
         let ns = resource.namespaced.then_some(session.namespace.as_str());
         let path = format!("{}/{}", resource.collection(ns), t.name);
-        let (object, reply) = session.get_json::<Value>(&path).await.map_err(|e| {
-            if e.not_found() {
+        let (object, reply) = match session.get_json::<Value>(&path).await {
+            Ok(found) => found,
+            Err(e) if e.not_found() => {
+                if ns.is_some() {
+                    session.check_namespace().await?;
+                }
                 let place = ns.map(|n| format!(" in namespace {n:?}")).unwrap_or_default();
-                anyhow!("{} {:?} not found{place}", resource.plural, t.name)
-            } else {
-                e.into()
+                return Err(anyhow!("{} {:?} not found{place}", resource.plural, t.name));
             }
-        })?;
+            Err(e) => return Err(e.into()),
+        };
         objects.push(analyze_object(&resource.kind, ns, &t.name, &object, reply.server_time, args));
     }
     let contested = objects.iter().flat_map(|o| &o.contests).any(is_fight);
@@ -165,6 +168,7 @@ async fn run_census(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs)
         return Err(usage("--by-manager, --manager, --path and --watch need an object (TYPE/NAME)"));
     }
     let session = Session::open(conn).await?;
+    session.check_namespace().await?;
     let census = census::collect(&session, &args.kinds).await?;
     if printer.is_machine() {
         #[derive(Serialize)]

@@ -41,6 +41,9 @@ pub async fn run(
     timeout: Option<Duration>,
 ) -> Result<Outcome> {
     let ns = resource.namespaced.then_some(session.namespace.as_str());
+    if ns.is_some() {
+        session.check_namespace().await?;
+    }
     let collection = resource.collection(ns);
     let query = format!("fieldSelector={}", encode(&format!("metadata.name={name}")));
     let spec = Follow { collection: &collection, query: &query, timeout, server_timeout_seconds: 300, tick: None };
@@ -51,6 +54,7 @@ pub async fn run(
             Event::Listed(items) => match items.into_iter().next() {
                 Some(o) => o,
                 None if !seen => {
+                    // (The namespace was checked before the watch started.)
                     let place = ns.map(|n| format!(" in namespace {n:?}")).unwrap_or_default();
                     return Err(anyhow!("{} {name:?} not found{place}", resource.plural));
                 }

@@ -13,28 +13,32 @@ use serde::Deserialize;
 
 use crate::analyze::lease::LeaseSnapshot;
 use crate::analyze::lease_report::{CandidateSnapshot, HolderPod, Workload};
-use crate::connect::list::{PAGE_SIZE, encode, list_all};
-use crate::connect::{Accept, RequestError, Session};
+use crate::connect::list::{encode, list_all};
+use crate::connect::{Accept, Fallback, RequestError, Session};
 
 /// How many lookups run at once.
 const CONCURRENCY: usize = 8;
 
 pub fn collection_path(session: &Session) -> String {
-    if session.all_namespaces {
-        "/apis/coordination.k8s.io/v1/leases".to_string()
-    } else {
-        format!("/apis/coordination.k8s.io/v1/namespaces/{}/leases", session.namespace)
+    leases_in((!session.all_namespaces).then_some(session.namespace.as_str()))
+}
+
+fn leases_in(namespace: Option<&str>) -> String {
+    match namespace {
+        Some(ns) => format!("/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"),
+        None => "/apis/coordination.k8s.io/v1/leases".to_string(),
     }
 }
 
-/// The Lease list, the server's clock at the time, and the list's resourceVersion.
-pub async fn leases_with_version(
+/// The Lease list, the server's clock at the time, and, when -A had to read
+/// namespace by namespace, how.
+pub async fn leases(
     session: &Session,
     selector: Option<&str>,
-) -> Result<(Vec<LeaseSnapshot>, Option<Timestamp>, String), RequestError> {
+) -> Result<(Vec<LeaseSnapshot>, Option<Timestamp>, Option<Fallback>), RequestError> {
     let query = selector.map(|s| format!("labelSelector={}", encode(s))).unwrap_or_default();
-    let listed = list_all::<Lease>(&session.conn, &collection_path(session), &query, Accept::Json, PAGE_SIZE).await?;
-    Ok((listed.items.into_iter().map(snapshot).collect(), listed.server_time, listed.resource_version))
+    let (listed, fallback) = session.list_scoped::<Lease>(session.scope(), leases_in, &query, Accept::Json).await?;
+    Ok((listed.items.into_iter().map(snapshot).collect(), listed.server_time, fallback))
 }
 
 pub fn snapshot(lease: Lease) -> LeaseSnapshot {
@@ -257,7 +261,7 @@ pub async fn candidates(session: &Session, skipped: &mut Vec<String>) -> Vec<Can
         } else {
             format!("{base}/namespaces/{}/leasecandidates", session.namespace)
         };
-        return match list_all::<Candidate>(&session.conn, &path, "", Accept::Json, PAGE_SIZE).await {
+        return match list_all::<Candidate>(&session.conn, &path, "", Accept::Json).await {
             Ok(listed) => listed
                 .items
                 .into_iter()

@@ -81,6 +81,7 @@ pub struct LeaseReport {
 
 pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &LeasesArgs) -> Result<Outcome> {
     let session = Session::open(conn).await?;
+    session.check_namespace().await?;
     if args.watch {
         let timeout = match &args.watch_timeout {
             Some(t) => crate::connect::duration::parse_timeout(t)
@@ -109,14 +110,13 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &LeasesArgs) ->
 }
 
 async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Result<LeaseReport> {
-    let (mut leases, server_time, _) =
-        fetch::leases_with_version(session, args.selector.as_deref()).await.map_err(|e| {
-            if e.is(http::StatusCode::BAD_REQUEST) && args.selector.is_some() {
-                usage(format!("invalid -l selector {:?}: {}", args.selector.as_deref().unwrap_or_default(), e.message))
-            } else {
-                e.into()
-            }
-        })?;
+    let (mut leases, server_time, fallback) = fetch::leases(session, args.selector.as_deref()).await.map_err(|e| {
+        if e.is(http::StatusCode::BAD_REQUEST) && args.selector.is_some() {
+            usage(format!("invalid -l selector {:?}: {}", args.selector.as_deref().unwrap_or_default(), e.message))
+        } else {
+            e.into()
+        }
+    })?;
     if !args.names.is_empty() {
         leases.retain(|l| args.names.contains(&l.name));
         let missing: Vec<&String> = args.names.iter().filter(|n| !leases.iter().any(|l| &l.name == *n)).collect();
@@ -138,7 +138,7 @@ async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Res
         }
     };
 
-    let mut skipped = Vec::new();
+    let mut skipped: Vec<String> = fallback.iter().map(|f| f.note("leases")).collect();
     let wanted: BTreeSet<(String, String)> = leases
         .iter()
         .filter_map(|l| lease_report::wants_holder_pod(l).map(|p| (l.namespace.clone(), p.to_string())))

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::analyze::overlap::{Controller, PodMeta};
 use crate::analyze::selector::{Labels, Selector};
-use crate::connect::list::{PAGE_SIZE, encode, list_all};
+use crate::connect::list::encode;
 use crate::connect::{Accept, Session};
 
 /// (group/version, plural, kind) of every kind whose selectors are compared.
@@ -33,13 +33,12 @@ pub struct Snapshot {
     pub invalid: Vec<String>,
 }
 
-fn collection(session: &Session, group_version: &str, plural: &str) -> String {
+fn collection(group_version: &str, plural: &str, namespace: Option<&str>) -> String {
     let root =
         if group_version.contains('/') { format!("/apis/{group_version}") } else { format!("/api/{group_version}") };
-    if session.all_namespaces {
-        format!("{root}/{plural}")
-    } else {
-        format!("{root}/namespaces/{}/{plural}", session.namespace)
+    match namespace {
+        Some(ns) => format!("{root}/namespaces/{ns}/{plural}"),
+        None => format!("{root}/{plural}"),
     }
 }
 
@@ -78,19 +77,23 @@ struct OwnerRef {
 pub async fn snapshot(session: &Session, selector: Option<&str>) -> anyhow::Result<Snapshot> {
     let query = selector.map(|s| format!("labelSelector={}", encode(s))).unwrap_or_default();
     let lists = KINDS.iter().map(|(gv, plural, kind)| {
-        let path = collection(session, gv, plural);
         let query = query.clone();
-        async move { (*plural, *kind, list_all::<Object>(&session.conn, &path, &query, Accept::Json, PAGE_SIZE).await) }
+        async move {
+            let listed = session
+                .list_scoped::<Object>(session.scope(), |ns| collection(gv, plural, ns), &query, Accept::Json)
+                .await;
+            (*plural, *kind, listed)
+        }
     });
-    let pods_path = collection(session, "v1", "pods");
     let (lists, pods) = futures::join!(
         join_all(lists),
-        list_all::<Object>(&session.conn, &pods_path, "", Accept::MetadataList, PAGE_SIZE)
+        session.list_scoped::<Object>(session.scope(), |ns| collection("v1", "pods", ns), "", Accept::MetadataList)
     );
     let mut snap = Snapshot { controllers: Vec::new(), pods: Vec::new(), skipped: Vec::new(), invalid: Vec::new() };
     for (plural, kind, listed) in lists {
         match listed {
-            Ok(listed) => {
+            Ok((listed, fallback)) => {
+                snap.skipped.extend(fallback.map(|f| f.note(plural)));
                 for obj in listed.items {
                     match controller(kind, obj) {
                         Ok(c) => snap.controllers.push(c),
@@ -104,7 +107,8 @@ pub async fn snapshot(session: &Session, selector: Option<&str>) -> anyhow::Resu
         }
     }
     match pods {
-        Ok(listed) => {
+        Ok((listed, fallback)) => {
+            snap.skipped.extend(fallback.map(|f| f.note("pods")));
             snap.pods = listed
                 .items
                 .into_iter()

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::analyze::object_status::{Health, status};
 use crate::analyze::owner_graph::{Coverage, Graph, Listed, Object, OwnerRef};
 use crate::analyze::resource_ref::ApiResource;
-use crate::connect::list::{PAGE_SIZE, list_all};
+use crate::connect::list::list_all;
 use crate::connect::{Accept, Session};
 
 /// Lists in flight at once: enough to hide latency, few enough not to trip the
@@ -121,10 +121,15 @@ pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> 
                 Scope::Namespace(ns) if r.namespaced => Some(ns.as_str()),
                 _ => None,
             };
-            let path = r.collection(ns);
             let done = &done;
             async move {
-                let listed = list_all::<Item>(&session.conn, &path, "", Accept::MetadataList, PAGE_SIZE).await;
+                let listed = if r.namespaced {
+                    session.list_scoped::<Item>(ns, |ns| r.collection(ns), "", Accept::MetadataList).await
+                } else {
+                    list_all::<Item>(&session.conn, &r.collection(None), "", Accept::MetadataList)
+                        .await
+                        .map(|l| (l, None))
+                };
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if progress {
                     eprint!("\r\x1b[Klisting {n}/{total} resource types");
@@ -146,10 +151,10 @@ pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> 
         listed_types: 0,
     };
     for (r, ns, listed) in lists {
-        let listed = match listed {
+        let (listed, fallback) = match listed {
             Ok(l) => l,
-            // The server cannot be reached: nothing else will work either.
-            Err(e) if e.code.is_none() => return Err(e.into()),
+            // The server cannot be reached, or refuses the credentials: nothing else will work either.
+            Err(e) if e.code.is_none() || e.unauthorized() => return Err(e.into()),
             Err(e) => {
                 let reason = if e.forbidden() {
                     "forbidden".to_string()
@@ -162,9 +167,21 @@ pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> 
         };
         snap.listed_types += 1;
         snap.server_time = snap.server_time.or(listed.server_time);
-        let place = match ns {
-            Some(ns) => Listed::In(BTreeSet::from([ns.to_string()])),
-            None => Listed::Everywhere,
+        let place = match (ns, &fallback) {
+            (Some(ns), _) => Listed::In(BTreeSet::from([ns.to_string()])),
+            (None, Some(f)) => {
+                snap.skipped.push(Skipped {
+                    resource: display_name(r),
+                    namespace: None,
+                    reason: format!(
+                        "forbidden across all namespaces, read in {} namespace(s) only ({})",
+                        f.read.len(),
+                        f.source
+                    ),
+                });
+                Listed::In(f.read.iter().cloned().collect())
+            }
+            (None, None) => Listed::Everywhere,
         };
         snap.coverage.listed.insert((r.group.clone(), r.kind.clone()), place);
         let api_version = r.group_version();
@@ -226,7 +243,7 @@ pub async fn statuses(
     let found: Vec<Vec<(usize, Value)>> = stream::iter(jobs)
         .map(|(path, members, is_list)| async move {
             if is_list {
-                let Ok(listed) = list_all::<Value>(&session.conn, &path, "", Accept::Json, PAGE_SIZE).await else {
+                let Ok(listed) = list_all::<Value>(&session.conn, &path, "", Accept::Json).await else {
                     return Vec::new();
                 };
                 let want: HashMap<&str, usize> = members.iter().map(|&n| (graph.objects[n].uid.as_str(), n)).collect();

@@ -99,6 +99,9 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &OwnersArgs) ->
     } else {
         fetch::Scope::Namespace(session.namespace.clone())
     };
+    if scope != fetch::Scope::AllNamespaces {
+        session.check_namespace().await?;
+    }
     let snap = fetch::snapshot(&session, &resources, &scope).await?;
     let server_time = snap.server_time;
     let graph = Graph::build(snap.objects, &snap.coverage);
