@@ -46,7 +46,7 @@ var (
 	ctx     = context.Background()
 	created = map[string]*atomic.Int64{}
 	existed = map[string]*atomic.Int64{}
-	kinds   = []string{"Deployment", "ReplicaSet", "Pod", "Lease", "NodeLease", "PodDisruptionBudget", "Widget", "ConfigMap"}
+	kinds   = []string{"Deployment", "ReplicaSet", "Pod", "BarePod", "Lease", "NodeLease", "PodDisruptionBudget", "Widget", "ConfigMap"}
 )
 
 func main() {
@@ -58,6 +58,7 @@ func main() {
 	nodeLeases := flag.Int("node-leases", 1000, "node-style Leases in kube-node-lease")
 	pdbs := flag.Int("pdbs", 200, "PodDisruptionBudgets")
 	widgets := flag.Int("widgets", 5000, "custom resources, each owning a ConfigMap")
+	barePods := flag.Int("bare-pods", 0, "Pods owned by nothing (safe beside running deployment and replicaset controllers)")
 	workers := flag.Int("workers", 16, "concurrent writers")
 	flag.Parse()
 
@@ -90,6 +91,7 @@ func main() {
 	parallel(*workers, *deployments**podsPerRS, func(j int) error {
 		return pod(client, *ns, j / *podsPerRS, j%*podsPerRS, rsUIDs[j / *podsPerRS])
 	})
+	parallel(*workers, *barePods, func(i int) error { return barePod(client, *ns, i) })
 	parallel(*workers, *leases, func(i int) error {
 		return lease(client, *ns, "Lease", fmt.Sprintf("lock-%05d", i), fmt.Sprintf("app-%05d-rs-00_%d", i%max(*deployments, 1), i))
 	})
@@ -246,6 +248,16 @@ func pod(client *kubernetes.Clientset, ns string, i, k int, owner types.UID) err
 	}
 	_, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{FieldManager: "kube-controller-manager"})
 	_, err = count("Pod", err)
+	return err
+}
+
+func barePod(client *kubernetes.Clientset, ns string, i int) error {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bare-%05d", i), Namespace: ns, Labels: labels(i % 100)},
+		Spec:       podSpec(),
+	}
+	_, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{FieldManager: "coord-bench-loader"})
+	_, err = count("BarePod", err)
 	return err
 }
 
