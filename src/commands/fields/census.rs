@@ -74,17 +74,22 @@ pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census
     kinds.extend(extra_kinds.iter().cloned());
     let mut census = Census::default();
     let mut managers: BTreeMap<String, ManagerCensus> = BTreeMap::new();
+    let mut targets = Vec::new();
     for kind in &kinds {
-        let resource = match resolve(kind, &resources) {
-            Ok(r) => r,
+        match resolve(kind, &resources) {
+            Ok(r) => targets.push(r),
             Err(e) if extra_kinds.contains(kind) => return Err(usage(format!("--kinds: {e}"))),
             // A default kind the server does not serve is simply absent.
             Err(_) => continue,
-        };
-        let listed = match session
-            .list_scoped::<Item>(session.scope(), |ns| resource.collection(ns), "", Accept::MetadataList)
-            .await
-        {
+        }
+    }
+    // All kinds at once: one at a time, the round trips added up.
+    let lists = futures::future::join_all(targets.iter().map(|&r| {
+        session.list_scoped::<Item>(session.scope(), move |ns| r.collection(ns), "", Accept::MetadataList)
+    }))
+    .await;
+    for (resource, listed) in targets.into_iter().zip(lists) {
+        let listed = match listed {
             Ok((l, fallback)) => {
                 census.skipped.extend(fallback.map(|f| f.note(&resource.plural)));
                 l
