@@ -20,7 +20,9 @@ fn twenty_thousand_pods() {
     let leases = LEASES.to_string();
     let load = Command::new(c.bin().join("coord-bench-loader"))
         .args(["-kubeconfig", c.kubeconfig("admin").to_str().unwrap(), "-namespace", &ns])
-        .args(["-deployments", "0", "-node-leases", "0", "-pdbs", "0", "-widgets", "0"])
+        .args(["-deployments", "0", "-pdbs", "0", "-widgets", "0"])
+        // Node-style leases renewed an hour ago, with no Node: more than one GET each is worth.
+        .args(["-node-leases", "30", "-node-lease-age", "1h"])
         .args(["-leases", &leases, "-bare-pods", &pods])
         .output()
         .unwrap();
@@ -54,4 +56,22 @@ fn twenty_thousand_pods() {
 
     let listed = c.coord("viewer", &["leases", "-n", &ns, "-o", "json"]).ok().json();
     assert_eq!(listed["leases"].as_array().unwrap().len(), LEASES);
+    // More than 20 expired node leases: their Nodes are looked up with one list, not a GET each.
+    let trace = c.dir.join(format!("{ns}-trace.txt"));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));
+    cmd.args(["leases", "-n", "kube-node-lease", "-o", "json"])
+        .env("KUBECONFIG", c.kubeconfig("viewer"))
+        .env("KUBECTL_COORD_TRACE", &trace);
+    let nodes = common::Run::of(cmd).ok().json();
+    let gone: Vec<_> = nodes["nodeLeases"]["expired"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"].as_str().unwrap().starts_with("bench-node-"))
+        .collect();
+    assert_eq!(gone.len(), 30, "{}", nodes["nodeLeases"]);
+    assert!(gone.iter().all(|e| e["nodeExists"] == false), "{gone:?}");
+    let requests = std::fs::read_to_string(&trace).unwrap();
+    assert!(requests.contains("/api/v1/nodes?limit="), "{requests}");
+    assert!(!requests.contains("/api/v1/nodes/bench-node-"), "{requests}");
 }

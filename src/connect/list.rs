@@ -16,14 +16,18 @@ pub const METADATA_PAGE_SIZE: usize = 2000;
 
 /// The page size for `accept`, or KUBECTL_COORD_PAGE_SIZE when set (tests use a tiny one).
 pub fn page_size(accept: Accept) -> usize {
-    static FORCED: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    let forced = FORCED
-        .get_or_init(|| std::env::var("KUBECTL_COORD_PAGE_SIZE").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0));
-    forced.unwrap_or(match accept {
+    forced_page_size().unwrap_or(match accept {
         Accept::MetadataList => METADATA_PAGE_SIZE,
         _ => PAGE_SIZE,
     })
 }
+
+fn forced_page_size() -> Option<usize> {
+    static FORCED: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *FORCED
+        .get_or_init(|| std::env::var("KUBECTL_COORD_PAGE_SIZE").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0))
+}
+
 /// A list whose continue token keeps expiring is retried this many times from the start.
 const MAX_RESTARTS: usize = 3;
 
@@ -62,7 +66,18 @@ pub async fn list_all<T: DeserializeOwned>(
     query: &str,
     accept: Accept,
 ) -> Result<Listed<T>, RequestError> {
-    let page_size = page_size(accept);
+    list_all_paged(conn, path, query, accept, page_size(accept)).await
+}
+
+/// [`list_all`] with an explicit page size (KUBECTL_COORD_PAGE_SIZE still wins).
+pub async fn list_all_paged<T: DeserializeOwned>(
+    conn: &Conn,
+    path: &str,
+    query: &str,
+    accept: Accept,
+    page_size: usize,
+) -> Result<Listed<T>, RequestError> {
+    let page_size = forced_page_size().unwrap_or(page_size);
     let mut restarts = 0;
     'restart: loop {
         let mut items = Vec::new();

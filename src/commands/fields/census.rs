@@ -84,10 +84,11 @@ pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census
         }
     }
     // All kinds at once: one at a time, the round trips added up.
-    let lists = futures::future::join_all(targets.iter().map(|&r| {
-        session.list_scoped::<Item>(session.scope(), move |ns| r.collection(ns), "", Accept::MetadataList)
-    }))
-    .await;
+    let lists =
+        futures::future::join_all(targets.iter().map(|&r| {
+            session.list_scoped::<Item>(session.scope(), move |ns| r.collection(ns), "", Accept::MetadataList)
+        }))
+        .await;
     for (resource, listed) in targets.into_iter().zip(lists) {
         let listed = match listed {
             Ok((l, fallback)) => {

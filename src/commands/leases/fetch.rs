@@ -186,11 +186,36 @@ fn replicas(kind: &str, spec: Option<&serde_json::Value>, status: Option<&serde_
     }
 }
 
+/// Beyond this many names, one metadata-only list of Nodes beats a GET per node.
+const NODE_GETS: usize = 20;
+
 pub async fn nodes_exist(
     session: &Session,
     names: Vec<String>,
     skipped: &mut Vec<String>,
 ) -> BTreeMap<String, Option<bool>> {
+    if names.len() > NODE_GETS {
+        #[derive(serde::Deserialize)]
+        struct Item {
+            metadata: Named,
+        }
+        #[derive(serde::Deserialize)]
+        struct Named {
+            name: String,
+        }
+        match list_all::<Item>(&session.conn, "/api/v1/nodes", "", Accept::MetadataList).await {
+            Ok(listed) => {
+                let present: BTreeSet<String> = listed.items.into_iter().map(|i| i.metadata.name).collect();
+                return names.into_iter().map(|n| (n.clone(), Some(present.contains(&n)))).collect();
+            }
+            // Listing may be forbidden where a GET is not: ask one by one.
+            Err(e) if e.forbidden() => {}
+            Err(e) => {
+                skipped.push(format!("nodes: {e}"));
+                return names.into_iter().map(|n| (n, None)).collect();
+            }
+        }
+    }
     let results: Vec<_> = stream::iter(names)
         .map(|name| async move {
             let r = session.conn.get(&format!("/api/v1/nodes/{name}"), Accept::Metadata).await;

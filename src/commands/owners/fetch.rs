@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::analyze::object_status::{Health, status};
 use crate::analyze::owner_graph::{Coverage, Graph, Listed, Object, OwnerRef};
 use crate::analyze::resource_ref::ApiResource;
-use crate::connect::list::list_all;
+use crate::connect::list::{METADATA_PAGE_SIZE, list_all, list_all_paged};
 use crate::connect::{Accept, Session};
 
 /// Lists in flight at once: enough to hide latency, few enough not to trip the
@@ -243,7 +243,10 @@ pub async fn statuses(
     let found: Vec<Vec<(usize, Value)>> = stream::iter(jobs)
         .map(|(path, members, is_list)| async move {
             if is_list {
-                let Ok(listed) = list_all::<Value>(&session.conn, &path, "", Accept::Json).await else {
+                // Read whole for status only, and only when many of its objects are printed:
+                // large pages keep the chain of round trips short.
+                let listed = list_all_paged::<Value>(&session.conn, &path, "", Accept::Json, METADATA_PAGE_SIZE).await;
+                let Ok(listed) = listed else {
                     return Vec::new();
                 };
                 let want: HashMap<&str, usize> = members.iter().map(|&n| (graph.objects[n].uid.as_str(), n)).collect();

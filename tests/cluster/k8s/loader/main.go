@@ -58,6 +58,7 @@ func main() {
 	nodeLeases := flag.Int("node-leases", 1000, "node-style Leases in kube-node-lease")
 	pdbs := flag.Int("pdbs", 200, "PodDisruptionBudgets")
 	widgets := flag.Int("widgets", 5000, "custom resources, each owning a ConfigMap")
+	nodeLeaseAge := flag.Duration("node-lease-age", 0, "how long ago node-style Leases were last renewed (expired ones have no Node)")
 	barePods := flag.Int("bare-pods", 0, "Pods owned by nothing (safe beside running deployment and replicaset controllers)")
 	workers := flag.Int("workers", 16, "concurrent writers")
 	flag.Parse()
@@ -93,11 +94,11 @@ func main() {
 	})
 	parallel(*workers, *barePods, func(i int) error { return barePod(client, *ns, i) })
 	parallel(*workers, *leases, func(i int) error {
-		return lease(client, *ns, "Lease", fmt.Sprintf("lock-%05d", i), fmt.Sprintf("app-%05d-rs-00_%d", i%max(*deployments, 1), i))
+		return lease(client, *ns, "Lease", fmt.Sprintf("lock-%05d", i), fmt.Sprintf("app-%05d-rs-00_%d", i%max(*deployments, 1), i), 0)
 	})
 	parallel(*workers, *nodeLeases, func(i int) error {
 		name := fmt.Sprintf("bench-node-%05d", i)
-		return lease(client, "kube-node-lease", "NodeLease", name, name)
+		return lease(client, "kube-node-lease", "NodeLease", name, name, *nodeLeaseAge)
 	})
 	parallel(*workers, *pdbs, func(i int) error { return pdb(client, *ns, i, *deployments) })
 	if *widgets > 0 {
@@ -261,9 +262,9 @@ func barePod(client *kubernetes.Clientset, ns string, i int) error {
 	return err
 }
 
-func lease(client *kubernetes.Clientset, ns, kind, name, holder string) error {
+func lease(client *kubernetes.Clientset, ns, kind, name, holder string, age time.Duration) error {
 	duration := int32(40)
-	now := metav1.NewMicroTime(time.Now())
+	now := metav1.NewMicroTime(time.Now().Add(-age))
 	l := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration, AcquireTime: &now, RenewTime: &now},
