@@ -12,7 +12,9 @@
 # Prints the admin KUBECONFIG export line last. Several clusters may run at once.
 # COORD_KCM_CONTROLLERS, when set, is passed as kube-controller-manager's
 # --controllers (the benchmark cluster turns off the deployment and replicaset
-# controllers so they do not race its loader).
+# controllers so they do not race its loader). COORD_APISERVER_FLAGS, when set, is
+# added to kube-apiserver's flags (tests/run.sh serves paginated lists from etcd, so
+# that an expired continue token really answers 410).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -155,7 +157,7 @@ launch kube-apiserver "$bin/kube-apiserver" \
   --service-cluster-ip-range 10.0.0.0/24 \
   --authorization-mode RBAC \
   --audit-policy-file "$dir/audit-policy.yaml" --audit-log-path "$dir/audit.log" \
-  --audit-log-mode batch --audit-log-batch-max-wait 1s
+  --audit-log-mode batch --audit-log-batch-max-wait 1s ${COORD_APISERVER_FLAGS:-}
 kc_admin=("$bin/kubectl" --kubeconfig "$dir/admin.kubeconfig")
 api_ready() { curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "$SERVER/readyz"; }
 wait_for "kube-apiserver /readyz" 120 kube-apiserver api_ready

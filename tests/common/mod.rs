@@ -3,6 +3,8 @@
 //! never a skip.
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -34,6 +36,21 @@ impl Cluster {
             .find_map(|l| l.strip_prefix(&format!("{key}=")))
             .unwrap_or_else(|| panic!("{key} not in cluster.env"))
             .to_string()
+    }
+
+    /// The API server's loopback address.
+    pub fn api_addr(&self) -> std::net::SocketAddr {
+        format!("127.0.0.1:{}", self.env("API_PORT")).parse().unwrap()
+    }
+
+    /// The viewer's kubeconfig, pointed at `addr` (a proxy) instead of the API server.
+    pub fn kubeconfig_via(&self, addr: std::net::SocketAddr) -> PathBuf {
+        let server = self.env("SERVER");
+        let text =
+            std::fs::read_to_string(self.kubeconfig("viewer")).unwrap().replace(&server, &format!("https://{addr}"));
+        let path = self.dir.join(format!("via-{}.kubeconfig", addr.port()));
+        std::fs::write(&path, text).unwrap();
+        path
     }
 
     /// A kubeconfig that is not valid YAML.
