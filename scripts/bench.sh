@@ -153,6 +153,8 @@ mkdir -p docs
   echo "kubectl-tree reads (it lists full objects of every type, though in parallel); for fields"
   echo "on one object, \`kubectl get -o yaml --show-managed-fields\`. overlaps and the fields"
   echo "census have no peer (no tool does this). \`kubectl get lease -A\` is the leases peer."
+  echo
+  echo "Earlier runs, and what changed between them: [benchmarks-history.md](benchmarks-history.md)."
 } > "$out"
 log "wrote $out"
 cat "$out"
