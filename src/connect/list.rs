@@ -118,6 +118,20 @@ pub async fn list_all_paged<T: DeserializeOwned>(
     }
 }
 
+/// The names of every object in a collection, listed metadata-only.
+pub async fn list_names(conn: &Conn, path: &str) -> Result<Vec<String>, RequestError> {
+    #[derive(Deserialize)]
+    struct Item {
+        metadata: Named,
+    }
+    #[derive(Deserialize)]
+    struct Named {
+        name: String,
+    }
+    let listed = list_all::<Item>(conn, path, "", Accept::MetadataList).await?;
+    Ok(listed.items.into_iter().map(|i| i.metadata.name).collect())
+}
+
 /// Percent-encodes a query value (continue tokens are base64 with `=`, `+` and `/`).
 pub fn encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len());

@@ -123,16 +123,8 @@ impl Session {
     }
 
     async fn find_namespaces(&self) -> (Vec<String>, &'static str) {
-        #[derive(serde::Deserialize)]
-        struct Item {
-            metadata: Named,
-        }
-        #[derive(serde::Deserialize)]
-        struct Named {
-            name: String,
-        }
-        match list_all::<Item>(&self.conn, "/api/v1/namespaces", "", Accept::MetadataList).await {
-            Ok(l) => (l.items.into_iter().map(|i| i.metadata.name).collect(), "from the namespace list"),
+        match list::list_names(&self.conn, "/api/v1/namespaces").await {
+            Ok(names) => (names, "from the namespace list"),
             Err(_) => (vec![self.namespace.clone()], "the context's namespace; namespaces may not be listed"),
         }
     }

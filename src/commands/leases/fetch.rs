@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use crate::analyze::lease::LeaseSnapshot;
 use crate::analyze::lease_report::{CandidateSnapshot, HolderPod, Workload};
-use crate::connect::list::{encode, list_all};
+use crate::connect::list::{encode, list_all, list_names};
 use crate::connect::{Accept, Fallback, RequestError, Session};
 
 /// How many lookups run at once.
@@ -195,17 +195,9 @@ pub async fn nodes_exist(
     skipped: &mut Vec<String>,
 ) -> BTreeMap<String, Option<bool>> {
     if names.len() > NODE_GETS {
-        #[derive(serde::Deserialize)]
-        struct Item {
-            metadata: Named,
-        }
-        #[derive(serde::Deserialize)]
-        struct Named {
-            name: String,
-        }
-        match list_all::<Item>(&session.conn, "/api/v1/nodes", "", Accept::MetadataList).await {
+        match list_names(&session.conn, "/api/v1/nodes").await {
             Ok(listed) => {
-                let present: BTreeSet<String> = listed.items.into_iter().map(|i| i.metadata.name).collect();
+                let present: BTreeSet<String> = listed.into_iter().collect();
                 return names.into_iter().map(|n| (n.clone(), Some(present.contains(&n)))).collect();
             }
             // Listing may be forbidden where a GET is not: ask one by one.
