@@ -26,12 +26,13 @@ impl Entry {
         self.operation == "Apply"
     }
     pub fn label(&self) -> String {
-        if self.subresource.is_empty() {
-            self.manager.clone()
-        } else {
-            format!("{} ({})", self.manager, self.subresource)
-        }
+        manager_label(&self.manager, &self.subresource)
     }
+}
+
+/// "gitops", or "kubectl (scale)" for a write through a subresource.
+pub fn manager_label(manager: &str, subresource: &str) -> String {
+    if subresource.is_empty() { manager.to_string() } else { format!("{manager} ({subresource})") }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

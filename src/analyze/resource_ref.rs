@@ -35,6 +35,11 @@ impl ApiResource {
         }
     }
 
+    /// plural.group as kubectl names it ("deployments.apps"; "pods" for the core group).
+    pub fn qualified_name(&self) -> String {
+        if self.group.is_empty() { self.plural.clone() } else { format!("{}.{}", self.plural, self.group) }
+    }
+
     pub fn listable(&self) -> bool {
         self.verbs.iter().any(|v| v == "list")
     }
@@ -128,7 +133,7 @@ pub fn resolve<'a>(type_name: &str, resources: &'a [ApiResource]) -> Result<&'a 
             if let Some(builtin) = candidates.iter().find(|r| r.group.is_empty() || r.group == "apps") {
                 return Ok(builtin);
             }
-            let names: Vec<String> = candidates.iter().map(|r| format!("{}.{}", r.plural, r.group)).collect();
+            let names: Vec<String> = candidates.iter().map(|r| r.qualified_name()).collect();
             Err(format!("{type_name:?} is ambiguous: {}", names.join(", ")))
         }
     }

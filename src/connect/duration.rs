@@ -7,10 +7,15 @@ use std::time::Duration;
 pub const TIMEOUT_HINT: &str =
     "a whole number of seconds, or numbers with units ns, us, ms, s, m, h (e.g. 30s, 1m, 1h30m); 0 means no timeout";
 
-/// Parses a timeout; `Ok(None)` means "no timeout".
+/// Parses --request-timeout; `Ok(None)` means "no timeout".
 pub fn parse_timeout(text: &str) -> Result<Option<Duration>, String> {
+    parse_limit("--request-timeout", text)
+}
+
+/// A time limit flag in the --request-timeout grammar (--watch-timeout): 0 means none.
+pub fn parse_limit(flag: &str, text: &str) -> Result<Option<Duration>, String> {
     let text = text.trim();
-    let d = to_duration(text).ok_or_else(|| format!("invalid --request-timeout {text:?}: expected {TIMEOUT_HINT}"))?;
+    let d = to_duration(text).ok_or_else(|| format!("invalid {flag} {text:?}: expected {TIMEOUT_HINT}"))?;
     Ok((!d.is_zero()).then_some(d))
 }
 

@@ -16,7 +16,7 @@ use crate::analyze::fields::{Contest, ContestKind, Entry, contests, ownership};
 use crate::analyze::fieldsv1::decode;
 use crate::analyze::resource_ref::{parse_args, resolve};
 use crate::cli::ConnectionArgs;
-use crate::connect::duration::parse_duration;
+use crate::connect::duration::parse_limit;
 use crate::connect::{Session, discovery};
 use crate::error::{Outcome, usage};
 use crate::output::table::{Grid, Tone, styled};
@@ -46,7 +46,7 @@ pub struct FieldsArgs {
     /// fields whose owner flipped back and forth at the end
     #[arg(long)]
     pub watch: bool,
-    /// End --watch after this long (30s, 5m, ...); default: until Ctrl-C
+    /// End --watch after this long (30s, 5m, ...); default or 0: until Ctrl-C
     #[arg(long, value_name = "DURATION", requires = "watch")]
     pub watch_timeout: Option<String>,
 }
@@ -113,7 +113,7 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs) ->
     }
     let targets = parse_args(&args.object).map_err(usage)?;
     let watch_timeout = match &args.watch_timeout {
-        Some(t) => Some(parse_duration("--watch-timeout", t).map_err(usage)?),
+        Some(t) => parse_limit("--watch-timeout", t).map_err(usage)?,
         None => None,
     };
     if args.watch && (targets.len() != 1 || args.by_manager) {

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::{FieldsArgs, analyze_object};
 use crate::analyze::field_watch::{Change, FieldWatch, Fight, Owners};
+use crate::analyze::fields::manager_label;
 use crate::analyze::resource_ref::ApiResource;
 use crate::connect::Session;
 use crate::connect::list::encode;
@@ -73,17 +74,7 @@ pub async fn run(
             .fields
             .into_iter()
             .map(|f| {
-                let mut labels: Owners = f
-                    .owners
-                    .iter()
-                    .map(|o| {
-                        if o.subresource.is_empty() {
-                            o.manager.clone()
-                        } else {
-                            format!("{} ({})", o.manager, o.subresource)
-                        }
-                    })
-                    .collect();
+                let mut labels: Owners = f.owners.iter().map(|o| manager_label(&o.manager, &o.subresource)).collect();
                 labels.sort();
                 labels.dedup();
                 (f.path, labels)

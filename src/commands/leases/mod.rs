@@ -84,8 +84,7 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &LeasesArgs) ->
     session.check_namespace().await?;
     if args.watch {
         let timeout = match &args.watch_timeout {
-            Some(t) => crate::connect::duration::parse_timeout(t)
-                .map_err(|e| usage(e.replace("--request-timeout", "--watch-timeout")))?,
+            Some(t) => crate::connect::duration::parse_limit("--watch-timeout", t).map_err(usage)?,
             None => None,
         };
         let opts = watch::WatchOptions {

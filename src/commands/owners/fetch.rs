@@ -106,10 +106,6 @@ pub fn served(resources: &[ApiResource]) -> HashMap<(String, String), bool> {
     out
 }
 
-pub fn display_name(r: &ApiResource) -> String {
-    if r.group.is_empty() { r.plural.clone() } else { format!("{}.{}", r.plural, r.group) }
-}
-
 pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> anyhow::Result<Snapshot> {
     let types = plan(all);
     let total = types.len();
@@ -161,7 +157,7 @@ pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> 
                 } else {
                     format!("{} {}", e.code.unwrap_or_default(), e.reason).trim().to_string()
                 };
-                snap.skipped.push(Skipped { resource: display_name(r), namespace: ns.map(str::to_string), reason });
+                snap.skipped.push(Skipped { resource: r.qualified_name(), namespace: ns.map(str::to_string), reason });
                 continue;
             }
         };
@@ -171,7 +167,7 @@ pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> 
             (Some(ns), _) => Listed::In(BTreeSet::from([ns.to_string()])),
             (None, Some(f)) => {
                 snap.skipped.push(Skipped {
-                    resource: display_name(r),
+                    resource: r.qualified_name(),
                     namespace: None,
                     reason: format!(
                         "forbidden across all namespaces, read in {} namespace(s) only ({})",

@@ -131,7 +131,7 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &OwnersArgs) ->
         let ns = resource.namespaced.then_some(session.namespace.as_str());
         let node = graph.find(&resource.group, &resource.kind, ns, name).ok_or_else(|| {
             let place = ns.map(|n| format!(" in namespace {n:?}")).unwrap_or_default();
-            match snap.skipped.iter().find(|s| s.resource == fetch::display_name(resource)) {
+            match snap.skipped.iter().find(|s| s.resource == resource.qualified_name()) {
                 Some(s) => anyhow!("cannot list {}{place}: {}", s.resource, s.reason),
                 None => anyhow!("{} {name:?} not found{place}", resource.plural),
             }
