@@ -51,8 +51,6 @@ pub struct Snapshot {
     pub coverage: Coverage,
     pub skipped: Vec<Skipped>,
     pub server_time: Option<Timestamp>,
-    /// How many resource types were listed.
-    pub listed_types: usize,
 }
 
 #[derive(Deserialize)]
@@ -144,7 +142,6 @@ pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> 
         coverage: Coverage { served: served(all), listed: HashMap::new() },
         skipped: Vec::new(),
         server_time: None,
-        listed_types: 0,
     };
     for (r, ns, listed) in lists {
         let (listed, fallback) = match listed {
@@ -161,7 +158,6 @@ pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> 
                 continue;
             }
         };
-        snap.listed_types += 1;
         snap.server_time = snap.server_time.or(listed.server_time);
         let place = match (ns, &fallback) {
             (Some(ns), _) => Listed::In(BTreeSet::from([ns.to_string()])),
