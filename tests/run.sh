@@ -30,7 +30,9 @@ export COORD_TEST_CLUSTER=$cluster_dir
 
 status=0
 log "cargo test (unit, property and integration tests)"
-cargo test --locked -- --test-threads 4 || status=1
+# --no-fail-fast: one failing test binary must not hide the rest (nor starve the
+# audit check below of the requests it reads).
+cargo test --locked --no-fail-fast -- --test-threads 4 || status=1
 log "read-only check over the audit log of the whole run"
 cargo test --locked --test audit || status=1
 log "krew: package, validate, install offline, run through kubectl"

@@ -108,8 +108,12 @@ impl Cluster {
 
     /// Creates a namespace with a unique suffix, so a test can run twice on one cluster.
     pub fn fresh_namespace(&self, prefix: &str) -> String {
+        // Tests of one binary run in parallel and may ask in the same microsecond: the
+        // counter keeps their names apart, pid and time keep binaries and runs apart.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
-        let name = format!("{prefix}-{:x}", (std::process::id() as u64) << 20 ^ u64::from(nanos >> 10));
+        let name = format!("{prefix}-{:x}-{n}", (std::process::id() as u64) << 20 ^ u64::from(nanos >> 10));
         self.namespace(&name);
         name
     }
