@@ -7,8 +7,9 @@
 # namespaces with tests/cluster's loader (bench-s at half the size of bench-l;
 # --scale multiplies both), then times every command N times (default 5) against:
 #   floor  the same GET requests (replayed from the command's own request trace,
-#          KUBECTL_COORD_TRACE) issued by a plain Go client, 8 at a time, bodies read
-#          and not decoded;
+#          KUBECTL_COORD_TRACE) issued by a plain Go client, bodies read and not
+#          decoded: the pages of one list in order (each needs the token the page
+#          before returns), different lists and single GETs 8 at a time;
 #   peer   what users run today, where it can be had here.
 # Reports medians of wall time and peak RSS, and writes docs/benchmarks.md.
 set -euo pipefail
@@ -53,18 +54,12 @@ namespaced_types() {
   "$bin/kubectl" --kubeconfig "$admin" api-resources --verbs=list --namespaced=true -o name | grep -v '^events' | paste -sd, -
 }
 
-# time_runs FILE CMD...: N runs, one "seconds kilobytes" line each.
+# time_runs FILE RUNS CMD...: RUNS runs, one "seconds kilobytes" line each, appended.
 time_runs() {
-  local out=$1; shift
-  : > "$out"
-  for ((i = 0; i < runs; i++)); do
-    /usr/bin/time -f '%e %M' -o "$out.one" "$@" >/dev/null 2>"$work/stderr" || {
-      log "FAILED: $*"; cat "$work/stderr" >&2; return 1
-    }
-    cat "$out.one" >> "$out"
-  done
+  local out=$1 n=$2; shift 2
+  python3 scripts/timeit.py "$n" "$@" >> "$out" || { log "FAILED: $*"; return 1; }
 }
-median() { awk "{print \$$2}" "$1" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+median() { awk "{print \$$2}" "$1" | sort -n | awk '{a[NR]=$1} END {printf "%.3f", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 mb() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
 
@@ -76,14 +71,19 @@ bench() {
   local trace="$work/trace"
   rm -f "$trace"
   KUBECTL_COORD_TRACE="$trace" "$coord" "$@" >/dev/null 2>&1
-  time_runs "$work/ours" "$coord" "$@"
-  time_runs "$work/floor" "$bin/coord-bench-floor" -kubeconfig "$KUBECONFIG" -trace "$trace"
+  # Ours and the floor alternate, so a slow spell of the cluster weighs on both alike.
+  : > "$work/ours"; : > "$work/floor"
+  for ((i = 0; i < runs; i++)); do
+    time_runs "$work/ours" 1 "$coord" "$@"
+    time_runs "$work/floor" 1 "$bin/coord-bench-floor" -kubeconfig "$KUBECONFIG" -trace "$trace"
+  done
   local ours floor rss requests
   ours=$(median "$work/ours" 1); floor=$(median "$work/floor" 1); rss=$(median "$work/ours" 2)
   requests=$(grep -c '^GET' "$trace")
   local peer_s="-" peer_rss="-" peer_ratio="-"
   if [[ $peer != - ]]; then
-    time_runs "$work/peer" bash -c "$peer"
+    : > "$work/peer"
+    time_runs "$work/peer" "$runs" bash -c "$peer"
     peer_s=$(median "$work/peer" 1); peer_rss=$(mb "$(median "$work/peer" 2)"); peer_ratio=$(ratio "$peer_s" "$ours")
   fi
   rows+=("| \`kubectl coord $*\` | $scope | $requests | $ours | $floor | $(ratio "$ours" "$floor") | $(mb "$rss") | $peer_label | $peer_s | $peer_ratio | $peer_rss |")
@@ -130,10 +130,14 @@ mkdir -p docs
   echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/Mem:/ {print $2}') GiB;"
   echo "control plane: kube-apiserver $("$k" version -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])') from tests/cluster, on the same machine."
   echo
-  echo "Each figure is the median of $runs runs. **floor**: the same GET requests the command made"
-  echo "(its own request trace), replayed by a plain Go client 8 at a time with bodies read and not"
-  echo "decoded; **ratio** = ours / floor. **peer ratio** = peer / ours (above 1: we are faster)."
-  echo "Peak RSS is the maximum resident set size (GNU time)."
+  echo "Each figure is the median of $runs runs; ours and the floor run alternately. **floor**: the"
+  echo "same GET requests the command made (its own request trace), replayed by a plain Go client"
+  echo "(client-go's transport) with bodies read and not decoded: the pages of one paginated list in"
+  echo "order, as any client must (each needs the continue token of the page before), different"
+  echo "lists and single GETs 8 at a time, with no regard for which request the command needed an"
+  echo "answer to before it could ask the next. **ratio** = ours / floor. **peer ratio** = peer /"
+  echo "ours (above 1: we are faster). Wall time and peak RSS per run: scripts/timeit.py (monotonic"
+  echo "clock, the child's own rusage)."
   echo
   echo "| command | scope | requests | ours (s) | floor (s) | ratio | our peak RSS (MB) | peer | peer (s) | peer ratio | peer peak RSS (MB) |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"

@@ -1,7 +1,12 @@
 // floor replays a kubectl-coord request trace (written when KUBECTL_COORD_TRACE names
 // a file) as fast as a plain client can: the same GETs with the same Accept headers,
-// `workers` at a time, each body read to the end and not decoded. Its wall time is
-// the floor that a command's time is compared with in the benchmarks.
+// each body read to the end and not decoded. Its wall time is the floor that a
+// command's time is compared with in the benchmarks.
+//
+// The pages of one paginated list form a chain: a client learns each continue token
+// from the page before, so a chain is replayed in order by one worker. Chains (and
+// single requests) run `workers` at a time. Replaying the pages of one list side by
+// side, which no client can do, would make the floor unreachable.
 //
 //	floor -kubeconfig F -trace FILE [-workers 8]
 package main
@@ -12,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -32,14 +38,25 @@ func main() {
 	check(err)
 	f, err := os.Open(*trace)
 	check(err)
-	var requests [][2]string
+	var chains [][][2]string
+	chainOf := map[string]int{}
+	requests := 0
 	scanner := bufio.NewScanner(f)
 	scanner.Buffer(make([]byte, 1<<20), 1<<20)
 	for scanner.Scan() {
 		parts := strings.SplitN(scanner.Text(), "\t", 3)
-		if len(parts) == 3 && parts[0] == "GET" {
-			requests = append(requests, [2]string{parts[1], parts[2]})
+		if len(parts) != 3 || parts[0] != "GET" {
+			continue
 		}
+		requests++
+		request := [2]string{parts[1], parts[2]}
+		key, continued := listKey(parts[2])
+		if i, ok := chainOf[key]; ok && continued {
+			chains[i] = append(chains[i], request)
+			continue
+		}
+		chainOf[key] = len(chains)
+		chains = append(chains, [][2]string{request})
 	}
 	var next, bytes, failed atomic.Int64
 	var wg sync.WaitGroup
@@ -49,28 +66,41 @@ func main() {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(requests) {
+				if i >= len(chains) {
 					return
 				}
-				req, err := http.NewRequest(http.MethodGet, strings.TrimRight(config.Host, "/")+requests[i][1], nil)
-				check(err)
-				req.Header.Set("Accept", requests[i][0])
-				resp, err := client.Do(req)
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				n, _ := io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				bytes.Add(n)
-				if resp.StatusCode/100 != 2 {
-					failed.Add(1)
+				for _, r := range chains[i] {
+					req, err := http.NewRequest(http.MethodGet, strings.TrimRight(config.Host, "/")+r[1], nil)
+					check(err)
+					req.Header.Set("Accept", r[0])
+					resp, err := client.Do(req)
+					if err != nil {
+						failed.Add(1)
+						continue
+					}
+					n, _ := io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					bytes.Add(n)
+					if resp.StatusCode/100 != 2 {
+						failed.Add(1)
+					}
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	fmt.Printf("%d requests, %d bytes, %d failed\n", len(requests), bytes.Load(), failed.Load())
+	fmt.Printf("%d requests in %d chains, %d bytes, %d failed\n", requests, len(chains), bytes.Load(), failed.Load())
+}
+
+// listKey names the list a request reads (its path and query without the continue
+// token), and says whether the request continues that list.
+func listKey(path string) (string, bool) {
+	u, err := url.Parse(path)
+	check(err)
+	q := u.Query()
+	continued := q.Has("continue")
+	q.Del("continue")
+	return u.Path + "?" + q.Encode(), continued
 }
 
 func check(err error) {
