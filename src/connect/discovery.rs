@@ -70,8 +70,11 @@ pub async fn discover(conn: &Conn) -> Result<Vec<ApiResource>, RequestError> {
 /// `None` when the server does not answer with aggregated discovery (before 1.26).
 async fn aggregated(conn: &Conn) -> Result<Option<Vec<ApiResource>>, RequestError> {
     let mut out = Vec::new();
-    for root in ["/api", "/apis"] {
-        let reply = conn.get(root, Accept::AggregatedDiscovery).await?;
+    // Both documents at once: discovery sits in front of every list that follows.
+    let (core, groups) =
+        futures::join!(conn.get("/api", Accept::AggregatedDiscovery), conn.get("/apis", Accept::AggregatedDiscovery));
+    for (root, reply) in [("/api", core), ("/apis", groups)] {
+        let reply = reply?;
         let Ok(list) = serde_json::from_slice::<GroupList>(&reply.body) else {
             return Ok(None);
         };

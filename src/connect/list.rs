@@ -5,7 +5,7 @@ use jiff::Timestamp;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::request::{Accept, Conn, RequestError};
+use super::request::{Accept, Conn, Reply, RequestError};
 
 /// Items per page of a full-object list: kubectl's default chunk size.
 pub const PAGE_SIZE: usize = 500;
@@ -60,7 +60,7 @@ struct PageMeta {
 
 /// Lists `path` (a collection path such as `/api/v1/namespaces/x/pods`) page by page.
 /// `query` is extra query text without the leading `?` (e.g. `labelSelector=a%3Db`).
-pub async fn list_all<T: DeserializeOwned>(
+pub async fn list_all<T: DeserializeOwned + Send + 'static>(
     conn: &Conn,
     path: &str,
     query: &str,
@@ -70,7 +70,7 @@ pub async fn list_all<T: DeserializeOwned>(
 }
 
 /// [`list_all`] with an explicit page size (KUBECTL_COORD_PAGE_SIZE still wins).
-pub async fn list_all_paged<T: DeserializeOwned>(
+pub async fn list_all_paged<T: DeserializeOwned + Send + 'static>(
     conn: &Conn,
     path: &str,
     query: &str,
@@ -78,43 +78,86 @@ pub async fn list_all_paged<T: DeserializeOwned>(
     page_size: usize,
 ) -> Result<Listed<T>, RequestError> {
     let page_size = forced_page_size().unwrap_or(page_size);
+    let page_url = |token: Option<&str>| {
+        let mut url = format!("{path}?limit={page_size}");
+        if !query.is_empty() {
+            url.push('&');
+            url.push_str(query);
+        }
+        if let Some(t) = token {
+            url.push_str("&continue=");
+            url.push_str(&encode(t));
+        }
+        url
+    };
     let mut restarts = 0;
     'restart: loop {
         let mut items = Vec::new();
-        let mut token: Option<String> = None;
         let mut server_time = None;
         let mut resource_version = String::new();
+        let mut url = page_url(None);
+        let mut fetch = Fetch::start(conn, url.clone(), accept);
         loop {
-            let mut url = format!("{path}?limit={page_size}");
-            if !query.is_empty() {
-                url.push('&');
-                url.push_str(query);
-            }
-            if let Some(t) = &token {
-                url.push_str("&continue=");
-                url.push_str(&encode(t));
-            }
-            let reply = match conn.get(&url, accept).await {
+            let reply = match fetch.reply().await {
                 Ok(r) => r,
-                Err(e) if e.expired() && token.is_some() && restarts < MAX_RESTARTS => {
+                Err(e) if e.expired() && url.contains("&continue=") && restarts < MAX_RESTARTS => {
                     restarts += 1;
                     continue 'restart;
                 }
                 Err(e) => return Err(e),
             };
-            let page: Page<T> = super::decode(&reply, &url, conn.server())?;
+            // The next page is requested before this one is decoded: the round trip
+            // and the decoding overlap instead of adding up.
+            let head: Page<serde::de::IgnoredAny> = super::decode(&reply, &url, conn.server())?;
+            let next = head.metadata.continue_token.filter(|t| !t.is_empty()).map(|t| {
+                let next_url = page_url(Some(&t));
+                (Fetch::start(conn, next_url.clone(), accept), next_url)
+            });
             if server_time.is_none() {
                 server_time = reply.server_time;
-                resource_version = page.metadata.resource_version.clone();
+                resource_version = head.metadata.resource_version;
             }
+            let page = decode_page::<T>(reply, &url, conn.server()).await?;
             items.extend(page.items.unwrap_or_default());
-            match page.metadata.continue_token.filter(|t| !t.is_empty()) {
-                Some(next) => token = Some(next),
-                None => {
-                    return Ok(Listed { items, server_time, resource_version, restarts });
-                }
+            match next {
+                Some((f, u)) => (fetch, url) = (f, u),
+                None => return Ok(Listed { items, server_time, resource_version, restarts }),
             }
         }
+    }
+}
+
+/// Decodes a page on the blocking pool: the runtime's workers keep receiving the other
+/// lists meanwhile, and two large pages decode on two cores instead of one after the other.
+async fn decode_page<T: DeserializeOwned + Send + 'static>(
+    reply: Reply,
+    url: &str,
+    server: &str,
+) -> Result<Page<T>, RequestError> {
+    let (url, server) = (url.to_string(), server.to_string());
+    tokio::task::spawn_blocking(move || super::decode(&reply, &url, &server))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
+/// A page request running on its own task, aborted if dropped unread (when the page
+/// before it fails to decode, nobody wants it).
+struct Fetch(tokio::task::JoinHandle<Result<Reply, RequestError>>);
+
+impl Fetch {
+    fn start(conn: &Conn, url: String, accept: Accept) -> Fetch {
+        let conn = conn.clone();
+        Fetch(tokio::spawn(async move { conn.get(&url, accept).await }))
+    }
+
+    async fn reply(&mut self) -> Result<Reply, RequestError> {
+        (&mut self.0).await.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+    }
+}
+
+impl Drop for Fetch {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

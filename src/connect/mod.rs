@@ -77,7 +77,7 @@ impl Session {
     /// Lists the namespaced `collection(namespace)`; with no namespace, across all
     /// namespaces, and when that is forbidden, namespace by namespace over the namespaces
     /// the user can find (the namespace list, else the context's namespace), saying so.
-    pub async fn list_scoped<T: DeserializeOwned>(
+    pub async fn list_scoped<T: DeserializeOwned + Send + 'static>(
         &self,
         namespace: Option<&str>,
         collection: impl Fn(Option<&str>) -> String,
@@ -142,6 +142,15 @@ impl Session {
             Err(e) if e.code.is_none() => Err(e.into()),
             _ => Ok(()),
         }
+    }
+
+    /// Runs `work` while checking that the namespace exists, side by side rather than
+    /// one round trip after the other. A missing namespace wins over whatever `work`
+    /// found (its lists would only have come back empty).
+    pub async fn checking_namespace<T>(&self, work: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+        let (check, result) = futures::join!(self.check_namespace(), work);
+        check?;
+        result
     }
 
     /// GET and decode JSON.

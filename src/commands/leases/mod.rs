@@ -11,7 +11,7 @@ use clap::Args;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::analyze::lease::LeaseClass;
+use crate::analyze::lease::{LeaseClass, LeaseState, classify, state};
 use crate::analyze::lease_report::{self, Finding, Leadership, LeaseRow, NodeSummary};
 use crate::cli::ConnectionArgs;
 use crate::connect::Session;
@@ -81,8 +81,8 @@ pub struct LeaseReport {
 
 pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &LeasesArgs) -> Result<Outcome> {
     let session = Session::open(conn).await?;
-    session.check_namespace().await?;
     if args.watch {
+        session.check_namespace().await?;
         let timeout = match &args.watch_timeout {
             Some(t) => crate::connect::duration::parse_limit("--watch-timeout", t).map_err(usage)?,
             None => None,
@@ -96,7 +96,7 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &LeasesArgs) ->
         };
         return watch::run(&session, printer, &opts).await;
     }
-    let report = collect(&session, printer, args).await?;
+    let report = session.checking_namespace(collect(&session, printer, args)).await?;
     if printer.is_machine() {
         printer.machine(&report)?;
     } else {
@@ -109,7 +109,13 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &LeasesArgs) ->
 }
 
 async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Result<LeaseReport> {
-    let (mut leases, server_time, fallback) = fetch::leases(session, args.selector.as_deref()).await.map_err(|e| {
+    // LeaseCandidates do not depend on the Lease list: read both at once.
+    let mut candidate_notes = Vec::new();
+    let (leases, candidates) = futures::join!(
+        fetch::leases(session, args.selector.as_deref()),
+        fetch::candidates(session, &mut candidate_notes)
+    );
+    let (mut leases, server_time, fallback) = leases.map_err(|e| {
         if e.is(http::StatusCode::BAD_REQUEST) && args.selector.is_some() {
             usage(format!("invalid -l selector {:?}: {}", args.selector.as_deref().unwrap_or_default(), e.message))
         } else {
@@ -137,13 +143,27 @@ async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Res
         }
     };
 
-    let mut skipped: Vec<String> = fallback.iter().map(|f| f.note("leases")).collect();
     let wanted: BTreeSet<(String, String)> = leases
         .iter()
         .filter_map(|l| lease_report::wants_holder_pod(l).map(|p| (l.namespace.clone(), p.to_string())))
         .collect();
-    let pods = fetch::holder_pods(session, wanted, &mut skipped).await;
-    let candidates = fetch::candidates(session, &mut skipped).await;
+    let expired_nodes: Vec<String> = leases
+        .iter()
+        .filter(|l| classify(l) == LeaseClass::NodeHeartbeat && state(l, now) == LeaseState::Expired)
+        .map(|l| l.name.clone())
+        .collect();
+    // Holder pods and Nodes behind expired heartbeats: independent, so side by side.
+    let (mut pod_notes, mut node_notes) = (Vec::new(), Vec::new());
+    let (pods, nodes) = futures::join!(
+        fetch::holder_pods(session, wanted, &mut pod_notes),
+        fetch::nodes_exist(session, expired_nodes, &mut node_notes)
+    );
+    let mut skipped: Vec<String> = fallback.iter().map(|f| f.note("leases")).collect();
+    for note in pod_notes.into_iter().chain(candidate_notes).chain(node_notes) {
+        if !skipped.contains(&note) {
+            skipped.push(note);
+        }
+    }
     leases.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     let rows: Vec<LeaseRow> = leases
         .iter()
@@ -156,12 +176,6 @@ async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Res
         })
         .collect();
 
-    let expired_nodes: Vec<String> = rows
-        .iter()
-        .filter(|r| r.class == LeaseClass::NodeHeartbeat && r.state == crate::analyze::lease::LeaseState::Expired)
-        .map(|r| r.name.clone())
-        .collect();
-    let nodes = fetch::nodes_exist(session, expired_nodes, &mut skipped).await;
     let node_leases = lease_report::node_summary(&rows, &|n| nodes.get(n).copied().flatten());
     let findings = lease_report::findings(&rows);
     let leadership = lease_report::leadership(&rows);

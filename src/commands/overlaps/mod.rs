@@ -72,8 +72,7 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &OverlapsArgs) 
         crate::analyze::selector::parse(s).map_err(|e| usage(format!("-l: {e}")))?;
     }
     let session = Session::open(conn).await?;
-    session.check_namespace().await?;
-    let snap = fetch::snapshot(&session, args.selector.as_deref()).await?;
+    let snap = session.checking_namespace(fetch::snapshot(&session, args.selector.as_deref())).await?;
     let analysis = overlap::analyze(
         &snap.controllers,
         &snap.pods,
