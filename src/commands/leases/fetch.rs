@@ -6,9 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use futures::{StreamExt, stream};
 use jiff::Timestamp;
-use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, OwnerReference};
 use serde::Deserialize;
 
 use crate::analyze::lease::LeaseSnapshot;
@@ -37,16 +36,48 @@ pub async fn leases(
     selector: Option<&str>,
 ) -> Result<(Vec<LeaseSnapshot>, Option<Timestamp>, Option<Fallback>), RequestError> {
     let query = selector.map(|s| format!("labelSelector={}", encode(s))).unwrap_or_default();
-    let (listed, fallback) = session.list_scoped::<Lease>(session.scope(), leases_in, &query, Accept::Json).await?;
+    let (listed, fallback) = session.list_scoped::<LeaseItem>(session.scope(), leases_in, &query, Accept::Json).await?;
     Ok((listed.items.into_iter().map(snapshot).collect(), listed.server_time, fallback))
 }
 
-pub fn snapshot(lease: Lease) -> LeaseSnapshot {
+/// The parts of a Lease the command reads. Decoding only these (not managedFields or
+/// the rest of the metadata) is most of what makes a large list cheap to read.
+#[derive(Deserialize)]
+pub struct LeaseItem {
+    #[serde(default)]
+    metadata: LeaseMeta,
+    #[serde(default)]
+    spec: Option<LeaseSpec>,
+}
+
+#[derive(Deserialize, Default)]
+struct LeaseMeta {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: String,
+    #[serde(default)]
+    labels: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct LeaseSpec {
+    holder_identity: Option<String>,
+    lease_duration_seconds: Option<i32>,
+    acquire_time: Option<MicroTime>,
+    renew_time: Option<MicroTime>,
+    lease_transitions: Option<i32>,
+    strategy: Option<String>,
+    preferred_holder: Option<String>,
+}
+
+pub fn snapshot(lease: LeaseItem) -> LeaseSnapshot {
     let meta = lease.metadata;
     let spec = lease.spec.unwrap_or_default();
     LeaseSnapshot {
-        namespace: meta.namespace.unwrap_or_default(),
-        name: meta.name.unwrap_or_default(),
+        namespace: meta.namespace,
+        name: meta.name,
         labels: meta.labels.unwrap_or_default().into_iter().collect(),
         holder: spec.holder_identity,
         duration_seconds: spec.lease_duration_seconds,

@@ -5,7 +5,6 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use k8s_openapi::api::coordination::v1::Lease;
 use serde::Serialize;
 
 use super::fetch;
@@ -50,7 +49,7 @@ pub async fn run(session: &Session, printer: &Printer, opts: &WatchOptions<'_>) 
         // Leases go at-risk and expire with time alone, not only on events.
         tick: Some(Duration::from_millis(250)),
     };
-    let lease = |v: serde_json::Value| serde_json::from_value::<Lease>(v).ok().map(fetch::snapshot);
+    let lease = |v: serde_json::Value| serde_json::from_value::<fetch::LeaseItem>(v).ok().map(fetch::snapshot);
     let handle = |event: Event| {
         let events = match event {
             Event::Listed(items) => {

@@ -46,7 +46,29 @@ fn collection(group_version: &str, plural: &str, namespace: Option<&str>) -> Str
 struct Object {
     metadata: Meta,
     #[serde(default)]
-    spec: Value,
+    spec: Spec,
+}
+
+/// The two parts of a controller's spec that are compared; the rest of the pod
+/// template (containers, volumes...) is skipped while decoding, not built.
+#[derive(Deserialize, Default)]
+struct Spec {
+    #[serde(default)]
+    selector: Option<Value>,
+    #[serde(default)]
+    template: Option<Template>,
+}
+
+#[derive(Deserialize)]
+struct Template {
+    #[serde(default)]
+    metadata: Option<TemplateMeta>,
+}
+
+#[derive(Deserialize)]
+struct TemplateMeta {
+    #[serde(default)]
+    labels: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -138,15 +160,17 @@ fn controller(kind: &str, obj: Object) -> Result<Controller, String> {
     let id = format!("{kind} {}/{}", meta.namespace, meta.name);
     let selector = match kind {
         // A plain map; the API defaults an empty one to the template's labels.
-        "ReplicationController" => match obj.spec.get("selector") {
-            Some(Value::Object(_)) => Selector::from_map(&string_map(obj.spec.get("selector"))),
+        "ReplicationController" => match &obj.spec.selector {
+            Some(selector @ Value::Object(_)) => Selector::from_map(&string_map(Some(selector))),
             _ => Selector::nothing(),
         },
-        _ => label_selector(obj.spec.get("selector")).map_err(|e| format!("{id}: {e}"))?,
+        _ => label_selector(obj.spec.selector.as_ref()).map_err(|e| format!("{id}: {e}"))?,
     };
     let template_labels = match kind {
         "PodDisruptionBudget" => None,
-        _ => Some(string_map(obj.spec.pointer("/template/metadata/labels"))),
+        _ => Some(string_map(
+            obj.spec.template.as_ref().and_then(|t| t.metadata.as_ref()).and_then(|m| m.labels.as_ref()),
+        )),
     };
     Ok(Controller {
         kind: kind.to_string(),
