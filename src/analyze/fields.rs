@@ -70,11 +70,11 @@ pub struct Owned {
 }
 
 /// Every owned path with its owners, sorted by path.
-pub fn ownership(entries: &[Entry]) -> BTreeMap<FieldPath, Vec<usize>> {
-    let mut owners: BTreeMap<FieldPath, Vec<usize>> = BTreeMap::new();
+pub fn ownership(entries: &[Entry]) -> BTreeMap<&FieldPath, Vec<usize>> {
+    let mut owners: BTreeMap<&FieldPath, Vec<usize>> = BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
         for p in &e.paths {
-            owners.entry(p.clone()).or_default().push(i);
+            owners.entry(p).or_default().push(i);
         }
     }
     owners
@@ -119,12 +119,12 @@ pub fn contests(entries: &[Entry]) -> Vec<Contest> {
         // below the top level (spec.replicas next to the applied spec.template).
         // Under .metadata only siblings inside one map count (labels, annotations): the
         // metadata fields themselves are independent.
-        let parent = FieldPath(path.0[..path.0.len().saturating_sub(1)].to_vec());
-        let metadata_root = parent.0 == [Element::Field("metadata".into())];
+        let parent = &path.0[..path.0.len().saturating_sub(1)];
+        let metadata_root = matches!(parent, [Element::Field(f)] if f == "metadata");
         if path.0.len() >= 2 && top != "status" && !metadata_root && ids.iter().all(|&i| !entries[i].is_apply()) {
             let appliers: Vec<String> = entries
                 .iter()
-                .filter(|e| e.is_apply() && e.paths.iter().any(|p| p.starts_with(&parent) && p != path))
+                .filter(|e| e.is_apply() && e.paths.iter().any(|p| p.0.starts_with(parent) && p != *path))
                 .map(Entry::label)
                 .collect();
             if !appliers.is_empty() {

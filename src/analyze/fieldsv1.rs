@@ -6,9 +6,12 @@
 //! item), `i:<index>` (a list position), and `.` (the node itself is owned,
 //! besides children). An empty object is an owned leaf.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 /// Nesting deeper than this is refused rather than followed (hostile input).
@@ -45,40 +48,223 @@ impl std::error::Error for DecodeError {}
 
 /// Every owned path (leaves and `.`-marked nodes), sorted.
 pub fn decode(fields: &Value) -> Result<Vec<FieldPath>, DecodeError> {
-    let mut out = Vec::new();
-    let root = fields.as_object().ok_or_else(|| err(&FieldPath::default(), "the top level is not an object"))?;
-    walk(root, &mut FieldPath::default(), &mut out)?;
-    out.sort();
-    Ok(out)
+    match Decoded::deserialize(fields) {
+        Ok(Decoded(result)) => result,
+        // The walk turns every problem into a value; a JSON tree gives it no other.
+        Err(e) => Err(err(&FieldPath::default(), e.to_string())),
+    }
+}
+
+/// FieldsV1 decoded as it is read, with no JSON tree built first (lists of thousands
+/// of objects carry one trie per manager entry). A malformed trie is a value, not a
+/// deserialization error, so one bad entry does not fail the list it came in.
+#[derive(Debug)]
+pub struct Decoded(pub Result<Vec<FieldPath>, DecodeError>);
+
+impl<'de> Deserialize<'de> for Decoded {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut walk = Walk { path: FieldPath::default(), out: Vec::new(), error: None };
+        Node { walk: &mut walk, key: None }.deserialize(d)?;
+        Ok(Decoded(match walk.error {
+            Some(e) => Err(e),
+            None => {
+                walk.out.sort();
+                Ok(walk.out)
+            }
+        }))
+    }
 }
 
 fn err(path: &FieldPath, problem: impl Into<String>) -> DecodeError {
     DecodeError { at: path.to_string(), problem: problem.into() }
 }
 
-fn walk(node: &Map<String, Value>, path: &mut FieldPath, out: &mut Vec<FieldPath>) -> Result<(), DecodeError> {
-    if path.0.len() > MAX_DEPTH {
-        return Err(err(path, format!("nested deeper than {MAX_DEPTH}")));
+struct Walk {
+    path: FieldPath,
+    out: Vec<FieldPath>,
+    /// The first problem met; the rest of the input is then only skipped.
+    error: Option<DecodeError>,
+}
+
+impl Walk {
+    fn fail(&mut self, at: &[Element], problem: impl Into<String>) {
+        if self.error.is_none() {
+            self.error = Some(err(&FieldPath(at.to_vec()), problem));
+        }
     }
-    for (key, child) in node {
-        if key == "." {
-            if !child.as_object().is_some_and(Map::is_empty) {
-                return Err(err(path, "the \".\" marker must hold {}"));
+}
+
+/// One trie node, at `walk.path`; `key` is the parent's key for it (None at the top).
+struct Node<'a, 'k> {
+    walk: &'a mut Walk,
+    key: Option<&'k str>,
+}
+
+impl<'de> DeserializeSeed<'de> for Node<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl Node<'_, '_> {
+    fn not_an_object(self) {
+        let walk = self.walk;
+        match self.key {
+            None => walk.fail(&[], "the top level is not an object"),
+            Some(key) => {
+                let parent = walk.path.0.len() - 1;
+                let at = walk.path.0[..parent].to_vec();
+                walk.fail(&at, format!("{key:?} does not hold an object"));
             }
-            out.push(path.clone());
-            continue;
         }
-        let element = parse_element(key).map_err(|problem| err(path, problem))?;
-        let child = child.as_object().ok_or_else(|| err(path, format!("{key:?} does not hold an object")))?;
-        path.0.push(element);
-        if child.is_empty() {
-            out.push(path.clone());
-        } else {
-            walk(child, path, out)?;
-        }
-        path.0.pop();
     }
-    Ok(())
+}
+
+impl<'de> Visitor<'de> for Node<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a FieldsV1 object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let walk = self.walk;
+        let mut empty = true;
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            if empty && walk.error.is_none() && walk.path.0.len() > MAX_DEPTH {
+                let at = walk.path.0.clone();
+                walk.fail(&at, format!("nested deeper than {MAX_DEPTH}"));
+            }
+            empty = false;
+            if walk.error.is_some() {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            if key == "." {
+                if map.next_value::<EmptyObject>()?.0 {
+                    walk.out.push(walk.path.clone());
+                } else {
+                    let at = walk.path.0.clone();
+                    walk.fail(&at, "the \".\" marker must hold {}");
+                }
+                continue;
+            }
+            match parse_element(&key) {
+                Ok(element) => {
+                    walk.path.0.push(element);
+                    map.next_value_seed(Node { walk: &mut *walk, key: Some(&key) })?;
+                    walk.path.0.pop();
+                }
+                Err(problem) => {
+                    let at = walk.path.0.clone();
+                    walk.fail(&at, problem);
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if empty && self.key.is_some() && walk.error.is_none() {
+            walk.out.push(walk.path.clone());
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        self.not_an_object();
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        self.not_an_object();
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        self.not_an_object();
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        self.not_an_object();
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        self.not_an_object();
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        self.not_an_object();
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.not_an_object();
+        Ok(())
+    }
+}
+
+/// A map key, borrowed from the input when it has no escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Whether a value is `{}` (what the "." marker must hold); read to its end either way.
+struct EmptyObject(bool);
+
+impl<'de> Deserialize<'de> for EmptyObject {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct EmptyVisitor;
+        impl<'de> Visitor<'de> for EmptyVisitor {
+            type Value = EmptyObject;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EmptyObject, A::Error> {
+                let mut empty = true;
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {
+                    empty = false;
+                }
+                Ok(EmptyObject(empty))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<EmptyObject, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(EmptyObject(false))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<EmptyObject, E> {
+                Ok(EmptyObject(false))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<EmptyObject, E> {
+                Ok(EmptyObject(false))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<EmptyObject, E> {
+                Ok(EmptyObject(false))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<EmptyObject, E> {
+                Ok(EmptyObject(false))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<EmptyObject, E> {
+                Ok(EmptyObject(false))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<EmptyObject, E> {
+                Ok(EmptyObject(false))
+            }
+        }
+        d.deserialize_any(EmptyVisitor)
+    }
 }
 
 fn parse_element(key: &str) -> Result<Element, String> {
@@ -325,8 +511,24 @@ mod tests {
             let trie = encode(&ps);
             let back = decode(&trie).unwrap();
             prop_assert_eq!(back, ps.clone());
+            // Read as text (as a list page is), with k: and v: keys full of escapes.
+            let from_text = serde_json::from_str::<Decoded>(&trie.to_string()).unwrap().0.unwrap();
+            prop_assert_eq!(from_text, ps.clone());
             // And the trie itself is stable.
             prop_assert_eq!(encode(&decode(&trie).unwrap()), trie);
+        }
+
+        #[test]
+        fn decoding_text_agrees_with_decoding_a_tree(text in "[{}\":fkvi.0-9a-z,\\[\\]]{0,60}") {
+            if let Ok(v) = serde_json::from_str::<Value>(&text) {
+                let from_text = serde_json::from_str::<Decoded>(&text).expect("a trie problem is a value").0;
+                let from_tree = decode(&v);
+                // Key order differs (text order, sorted tree), so the first problem may too.
+                prop_assert_eq!(from_text.is_ok(), from_tree.is_ok(), "{}", text);
+                if let (Ok(a), Ok(b)) = (from_text, from_tree) {
+                    prop_assert_eq!(a, b);
+                }
+            }
         }
 
         #[test]

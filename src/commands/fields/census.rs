@@ -5,24 +5,25 @@ use std::collections::BTreeMap;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::analyze::fields::{Contest, Entry, contests};
-use crate::analyze::fieldsv1::decode;
-use crate::analyze::resource_ref::resolve;
+use crate::analyze::resource_ref::{ApiResource, resolve};
 use crate::connect::{Accept, Session, discovery};
 use crate::error::usage;
 use crate::output::table::Grid;
 use crate::output::{Printer, serde_name};
 
-pub const DEFAULT_KINDS: &[&str] = &[
-    "deployments.apps",
-    "replicasets.apps",
-    "statefulsets.apps",
-    "daemonsets.apps",
-    "jobs.batch",
-    "cronjobs.batch",
-    "services",
+/// The common workload kinds, at the versions the API has served them for years, so a
+/// census without --kinds starts listing at once instead of after discovery (a kind
+/// the server does not serve answers 404 and is left out).
+pub const DEFAULT_KINDS: &[(&str, &str, &str, &str)] = &[
+    ("apps", "v1", "deployments", "Deployment"),
+    ("apps", "v1", "replicasets", "ReplicaSet"),
+    ("apps", "v1", "statefulsets", "StatefulSet"),
+    ("apps", "v1", "daemonsets", "DaemonSet"),
+    ("batch", "v1", "jobs", "Job"),
+    ("batch", "v1", "cronjobs", "CronJob"),
+    ("", "v1", "services", "Service"),
 ];
 
 #[derive(Serialize, Default)]
@@ -65,27 +66,38 @@ struct Meta {
     #[serde(default)]
     namespace: String,
     #[serde(default)]
-    managed_fields: Vec<Value>,
+    managed_fields: Vec<super::ManagedEntry>,
 }
 
 pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census> {
-    let resources = discovery::discover(&session.conn).await?;
-    let mut kinds: Vec<String> = DEFAULT_KINDS.iter().map(|s| s.to_string()).collect();
-    kinds.extend(extra_kinds.iter().cloned());
     let mut census = Census::default();
     let mut managers: BTreeMap<String, ManagerCensus> = BTreeMap::new();
-    let mut targets = Vec::new();
-    for kind in &kinds {
-        match resolve(kind, &resources) {
-            Ok(r) => targets.push(r),
-            Err(e) if extra_kinds.contains(kind) => return Err(usage(format!("--kinds: {e}"))),
-            // A default kind the server does not serve is simply absent.
-            Err(_) => continue,
+    let mut targets: Vec<ApiResource> = DEFAULT_KINDS
+        .iter()
+        .map(|&(group, version, plural, kind)| ApiResource {
+            group: group.into(),
+            version: version.into(),
+            plural: plural.into(),
+            singular: kind.to_lowercase(),
+            kind: kind.into(),
+            short_names: Vec::new(),
+            namespaced: true,
+            verbs: vec!["list".into()],
+            preferred: true,
+        })
+        .collect();
+    if !extra_kinds.is_empty() {
+        let resources = discovery::discover(&session.conn).await?;
+        for kind in extra_kinds {
+            let r = resolve(kind, &resources).map_err(|e| usage(format!("--kinds: {e}")))?;
+            if !targets.iter().any(|t| t.group == r.group && t.plural == r.plural) {
+                targets.push(r.clone());
+            }
         }
     }
     // All kinds at once: one at a time, the round trips added up.
     let lists =
-        futures::future::join_all(targets.iter().map(|&r| {
+        futures::future::join_all(targets.iter().map(|r| {
             session.list_scoped::<Item>(session.scope(), move |ns| r.collection(ns), "", Accept::MetadataList)
         }))
         .await;
@@ -99,6 +111,7 @@ pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census
                 census.skipped.push(format!("{}: forbidden", resource.plural));
                 continue;
             }
+            Err(e) if e.not_found() => continue,
             Err(e) => return Err(e.into()),
         };
         for item in listed.items {
@@ -106,25 +119,14 @@ pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census
             let entries: Vec<Entry> = item
                 .metadata
                 .managed_fields
-                .iter()
-                .filter_map(|raw| {
-                    let text = |k: &str| raw.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-                    match decode(raw.get("fieldsV1").unwrap_or(&Value::Null)) {
-                        Ok(paths) => Some(Entry {
-                            manager: text("manager"),
-                            operation: text("operation"),
-                            subresource: text("subresource"),
-                            api_version: text("apiVersion"),
-                            time: None,
-                            paths,
-                        }),
-                        Err(e) => {
-                            census.undecodable.push(format!(
-                                "{} {}/{}: {e}",
-                                resource.kind, item.metadata.namespace, item.metadata.name
-                            ));
-                            None
-                        }
+                .into_iter()
+                .filter_map(|raw| match raw.into_entry() {
+                    (entry, None) => Some(entry),
+                    (_, Some(e)) => {
+                        census
+                            .undecodable
+                            .push(format!("{} {}/{}: {e}", resource.kind, item.metadata.namespace, item.metadata.name));
+                        None
                     }
                 })
                 .collect();

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::age::since as age;
 use crate::analyze::fields::{Contest, ContestKind, Entry, contests, ownership};
-use crate::analyze::fieldsv1::decode;
+use crate::analyze::fieldsv1::{DecodeError, Decoded, decode};
 use crate::analyze::resource_ref::{parse_args, resolve};
 use crate::cli::ConnectionArgs;
 use crate::connect::duration::parse_limit;
@@ -91,9 +91,11 @@ struct Owner {
     time: Option<Timestamp>,
 }
 
+/// One managedFields entry as the server sends it, its FieldsV1 trie decoded while the
+/// object (or the list page it came in) is read.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RawEntry {
+struct ManagedEntry {
     #[serde(default)]
     manager: String,
     #[serde(default)]
@@ -103,8 +105,27 @@ struct RawEntry {
     #[serde(default)]
     api_version: String,
     time: Option<Timestamp>,
-    #[serde(default)]
-    fields_v1: Value,
+    #[serde(default, rename = "fieldsV1")]
+    fields_v1: Option<Decoded>,
+}
+
+impl ManagedEntry {
+    /// The entry, with no paths when its trie could not be decoded (and why).
+    fn into_entry(self) -> (Entry, Option<DecodeError>) {
+        let (paths, problem) = match self.fields_v1.map(|d| d.0).unwrap_or_else(|| decode(&Value::Null)) {
+            Ok(paths) => (paths, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
+        let entry = Entry {
+            manager: self.manager,
+            operation: self.operation,
+            subresource: self.subresource,
+            api_version: self.api_version,
+            time: self.time,
+            paths,
+        };
+        (entry, problem)
+    }
 }
 
 pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs) -> Result<Outcome> {
@@ -168,8 +189,7 @@ async fn run_census(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs)
         return Err(usage("--by-manager, --manager, --path and --watch need an object (TYPE/NAME)"));
     }
     let session = Session::open(conn).await?;
-    session.check_namespace().await?;
-    let census = census::collect(&session, &args.kinds).await?;
+    let census = session.checking_namespace(census::collect(&session, &args.kinds)).await?;
     if printer.is_machine() {
         #[derive(Serialize)]
         #[serde(rename_all = "camelCase")]
@@ -201,27 +221,19 @@ fn analyze_object(
     now: Option<Timestamp>,
     args: &FieldsArgs,
 ) -> ObjectFields {
-    let raw: Vec<RawEntry> = object
+    let raw: Vec<ManagedEntry> = object
         .pointer("/metadata/managedFields")
-        .cloned()
-        .and_then(|v| serde_json::from_value(v).ok())
+        .and_then(|v| Vec::<ManagedEntry>::deserialize(v).ok())
         .unwrap_or_default();
     let mut undecodable = Vec::new();
     let entries: Vec<Entry> = raw
         .into_iter()
         .map(|r| {
-            let paths = decode(&r.fields_v1).unwrap_or_else(|e| {
-                undecodable.push(format!("manager {}: {e}", r.manager));
-                Vec::new()
-            });
-            Entry {
-                manager: r.manager,
-                operation: r.operation,
-                subresource: r.subresource,
-                api_version: r.api_version,
-                time: r.time,
-                paths,
+            let (entry, problem) = r.into_entry();
+            if let Some(e) = problem {
+                undecodable.push(format!("manager {}: {e}", entry.manager));
             }
+            entry
         })
         .collect();
     let keep_manager = |e: &Entry| args.manager.as_ref().is_none_or(|m| &e.manager == m);
