@@ -7,6 +7,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::fields::{Contest, Entry, contests};
+use crate::analyze::fieldsv1::DecodeError;
 use crate::analyze::resource_ref::{ApiResource, resolve};
 use crate::connect::{Accept, Session, discovery};
 use crate::error::usage;
@@ -58,6 +59,45 @@ struct Item {
     metadata: Meta,
 }
 
+/// One object's managedFields reduced to what the census adds up. Done as part of
+/// decoding its page (`serde(from)`), which runs on the blocking pool beside the other
+/// lists, not after every list is in.
+#[derive(Deserialize)]
+#[serde(from = "Item")]
+struct Digest {
+    namespace: String,
+    name: String,
+    /// Each decodable entry's manager and how many fields it owns.
+    entries: Vec<(String, usize)>,
+    contests: Vec<Contest>,
+    undecodable: Vec<DecodeError>,
+}
+
+impl From<Item> for Digest {
+    fn from(item: Item) -> Digest {
+        let mut undecodable = Vec::new();
+        let entries: Vec<Entry> = item
+            .metadata
+            .managed_fields
+            .into_iter()
+            .filter_map(|raw| match raw.into_entry() {
+                (entry, None) => Some(entry),
+                (_, Some(e)) => {
+                    undecodable.push(e);
+                    None
+                }
+            })
+            .collect();
+        Digest {
+            namespace: item.metadata.namespace,
+            name: item.metadata.name,
+            contests: contests(&entries),
+            entries: entries.into_iter().map(|e| (e.manager, e.paths.len())).collect(),
+            undecodable,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Meta {
@@ -98,7 +138,7 @@ pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census
     // All kinds at once: one at a time, the round trips added up.
     let lists =
         futures::future::join_all(targets.iter().map(|r| {
-            session.list_scoped::<Item>(session.scope(), move |ns| r.collection(ns), "", Accept::MetadataList)
+            session.list_scoped::<Digest>(session.scope(), move |ns| r.collection(ns), "", Accept::MetadataList)
         }))
         .await;
     for (resource, listed) in targets.into_iter().zip(lists) {
@@ -114,40 +154,31 @@ pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census
             Err(e) if e.not_found() => continue,
             Err(e) => return Err(e.into()),
         };
-        for item in listed.items {
+        for digest in listed.items {
             census.objects += 1;
-            let entries: Vec<Entry> = item
-                .metadata
-                .managed_fields
-                .into_iter()
-                .filter_map(|raw| match raw.into_entry() {
-                    (entry, None) => Some(entry),
-                    (_, Some(e)) => {
-                        census
-                            .undecodable
-                            .push(format!("{} {}/{}: {e}", resource.kind, item.metadata.namespace, item.metadata.name));
-                        None
-                    }
-                })
-                .collect();
-            let mut seen = Vec::new();
-            for e in &entries {
-                let m = managers
-                    .entry(e.manager.clone())
-                    .or_insert_with(|| ManagerCensus { manager: e.manager.clone(), ..Default::default() });
-                m.fields += e.paths.len();
-                if !seen.contains(&e.manager) {
+            for e in &digest.undecodable {
+                census.undecodable.push(format!("{} {}/{}: {e}", resource.kind, digest.namespace, digest.name));
+            }
+            let mut seen: Vec<&str> = Vec::new();
+            for (manager, fields) in &digest.entries {
+                let m = match managers.get_mut(manager) {
+                    Some(m) => m,
+                    None => managers
+                        .entry(manager.clone())
+                        .or_insert_with(|| ManagerCensus { manager: manager.clone(), ..Default::default() }),
+                };
+                m.fields += fields;
+                if !seen.contains(&manager.as_str()) {
                     m.objects += 1;
-                    seen.push(e.manager.clone());
+                    seen.push(manager);
                 }
             }
-            let found = contests(&entries);
-            if !found.is_empty() {
+            if !digest.contests.is_empty() {
                 census.contested.push(ContestedObject {
                     kind: resource.kind.clone(),
-                    namespace: item.metadata.namespace,
-                    name: item.metadata.name,
-                    contests: found,
+                    namespace: digest.namespace,
+                    name: digest.name,
+                    contests: digest.contests,
                 });
             }
         }
