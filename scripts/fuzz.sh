@@ -10,6 +10,7 @@ cases=${1:-100000}
 targets=(
   "analyze::fieldsv1::tests::decoder_is_total_on_arbitrary_json   FieldsV1 decoder (untrusted managedFields)"
   "analyze::fieldsv1::tests::encode_then_decode_round_trips       FieldsV1 encode/decode round trip"
+  "analyze::fieldsv1::tests::decoding_text_agrees_with_decoding_a_tree   FieldsV1 read from text vs from a JSON tree"
   "analyze::selector::tests::parser_never_panics                  label selector parser (-l)"
   "analyze::selector::tests::overlap_agrees_with_brute_force_and_witnesses_hold   selector algebra vs brute force"
   "analyze::resource_ref::tests::parsing_is_total                 resource reference parser"
