@@ -87,9 +87,10 @@ struct Walk {
 }
 
 impl Walk {
-    fn fail(&mut self, at: &[Element], problem: impl Into<String>) {
+    /// Records the first problem, at the first `depth` elements of the current path.
+    fn fail(&mut self, depth: usize, problem: impl Into<String>) {
         if self.error.is_none() {
-            self.error = Some(err(&FieldPath(at.to_vec()), problem));
+            self.error = Some(err(&FieldPath(self.path.0[..depth].to_vec()), problem));
         }
     }
 }
@@ -111,12 +112,9 @@ impl Node<'_, '_> {
     fn not_an_object(self) {
         let walk = self.walk;
         match self.key {
-            None => walk.fail(&[], "the top level is not an object"),
-            Some(key) => {
-                let parent = walk.path.0.len() - 1;
-                let at = walk.path.0[..parent].to_vec();
-                walk.fail(&at, format!("{key:?} does not hold an object"));
-            }
+            None => walk.fail(0, "the top level is not an object"),
+            // Said of the parent, which holds the key.
+            Some(key) => walk.fail(walk.path.0.len() - 1, format!("{key:?} does not hold an object")),
         }
     }
 }
@@ -133,8 +131,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
         let mut empty = true;
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             if empty && walk.error.is_none() && walk.path.0.len() > MAX_DEPTH {
-                let at = walk.path.0.clone();
-                walk.fail(&at, format!("nested deeper than {MAX_DEPTH}"));
+                walk.fail(walk.path.0.len(), format!("nested deeper than {MAX_DEPTH}"));
             }
             empty = false;
             if walk.error.is_some() {
@@ -145,8 +142,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                 if map.next_value::<EmptyObject>()?.0 {
                     walk.out.push(walk.path.clone());
                 } else {
-                    let at = walk.path.0.clone();
-                    walk.fail(&at, "the \".\" marker must hold {}");
+                    walk.fail(walk.path.0.len(), "the \".\" marker must hold {}");
                 }
                 continue;
             }
@@ -157,8 +153,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                     walk.path.0.pop();
                 }
                 Err(problem) => {
-                    let at = walk.path.0.clone();
-                    walk.fail(&at, problem);
+                    walk.fail(walk.path.0.len(), problem);
                     map.next_value::<IgnoredAny>()?;
                 }
             }

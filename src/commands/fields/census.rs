@@ -161,12 +161,9 @@ pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census
             }
             let mut seen: Vec<&str> = Vec::new();
             for (manager, fields) in &digest.entries {
-                let m = match managers.get_mut(manager) {
-                    Some(m) => m,
-                    None => managers
-                        .entry(manager.clone())
-                        .or_insert_with(|| ManagerCensus { manager: manager.clone(), ..Default::default() }),
-                };
+                let m = managers
+                    .entry(manager.clone())
+                    .or_insert_with(|| ManagerCensus { manager: manager.clone(), ..Default::default() });
                 m.fields += fields;
                 if !seen.contains(&manager.as_str()) {
                     m.objects += 1;

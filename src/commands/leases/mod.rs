@@ -158,12 +158,9 @@ async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Res
         fetch::holder_pods(session, wanted, &mut pod_notes),
         fetch::nodes_exist(session, expired_nodes, &mut node_notes)
     );
-    let mut skipped: Vec<String> = fallback.iter().map(|f| f.note("leases")).collect();
-    for note in pod_notes.into_iter().chain(candidate_notes).chain(node_notes) {
-        if !skipped.contains(&note) {
-            skipped.push(note);
-        }
-    }
+    // Each source words its own notes (and drops its own repeats): no two can say the same.
+    let skipped: Vec<String> =
+        fallback.iter().map(|f| f.note("leases")).chain(pod_notes).chain(candidate_notes).chain(node_notes).collect();
     leases.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     let rows: Vec<LeaseRow> = leases
         .iter()
