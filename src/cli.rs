@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::{
     completion::CompletionArgs, fields::FieldsArgs, leases::LeasesArgs, overlaps::OverlapsArgs, owners::OwnersArgs,
-    version::VersionArgs,
+    trace::TraceArgs, version::VersionArgs,
 };
 
 pub const EXIT_CODES_HELP: &str = "\
@@ -48,6 +48,8 @@ pub enum Command {
     Overlaps(OverlapsArgs),
     /// Which field managers own which fields of an object, and where they contend
     Fields(FieldsArgs),
+    /// Who reacted to what below an object, with what lag, and where the chain stalls
+    Trace(TraceArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completion(CompletionArgs),
 }
@@ -107,6 +109,8 @@ pub enum OutputFormat {
     Wide,
     Json,
     Yaml,
+    /// Chrome trace-event JSON for Perfetto or chrome://tracing (trace only)
+    Chrome,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]

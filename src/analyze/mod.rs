@@ -10,5 +10,8 @@ pub mod lease_watch;
 pub mod object_status;
 pub mod overlap;
 pub mod owner_graph;
+pub mod reaction;
 pub mod resource_ref;
 pub mod selector;
+pub mod sequence;
+pub mod stall;

@@ -5,6 +5,7 @@ pub mod fields;
 pub mod leases;
 pub mod overlaps;
 pub mod owners;
+pub mod trace;
 pub mod version;
 
 use anyhow::Result;
@@ -15,6 +16,9 @@ use crate::output::Printer;
 
 pub async fn run(cli: Cli) -> Result<Outcome> {
     let printer = Printer::new(&cli.output);
+    if printer.format == crate::cli::OutputFormat::Chrome && !matches!(cli.command, Command::Trace(_)) {
+        return Err(crate::error::usage("-o chrome is for trace only; use table, wide, json or yaml"));
+    }
     match cli.command {
         Command::Version(args) => version::run(&cli.connection, &printer, &args).await,
         Command::Completion(args) => completion::run(&args),
@@ -22,5 +26,6 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
         Command::Overlaps(args) => overlaps::run(&cli.connection, &printer, &args).await,
         Command::Fields(args) => fields::run(&cli.connection, &printer, &args).await,
         Command::Owners(args) => owners::run(&cli.connection, &printer, &args).await,
+        Command::Trace(args) => trace::run(&cli.connection, &printer, &args).await,
     }
 }

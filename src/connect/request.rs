@@ -180,10 +180,15 @@ impl Conn {
     /// Opens a watch (GET with `watch=1` in `path`). Only the wait for the response
     /// headers is bounded by --request-timeout; the stream itself stays open.
     pub async fn watch(&self, path: &str) -> Result<WatchStream, RequestError> {
+        self.watch_as(path, Accept::Json).await
+    }
+
+    /// [`Conn::watch`] asking for `accept`: Json, or Metadata for PartialObjectMetadata events.
+    pub async fn watch_as(&self, path: &str, accept: Accept) -> Result<WatchStream, RequestError> {
         let request = Request::builder()
             .method(Method::GET)
             .uri(path)
-            .header(header::ACCEPT, effective_accept(path, Accept::Json, true).header_value())
+            .header(header::ACCEPT, effective_accept(path, accept, true).header_value())
             .body(Vec::new())
             .expect("a GET with a valid path always builds");
         Self::trace(&request);

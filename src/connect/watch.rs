@@ -24,6 +24,8 @@ pub enum Event {
 }
 
 pub struct Follow<'a> {
+    /// Json for whole objects, or Metadata for PartialObjectMetadata (lists and watch events).
+    pub accept: Accept,
     /// A collection path, e.g. /apis/apps/v1/namespaces/x/deployments.
     pub collection: &'a str,
     /// Extra query without `?` (labelSelector=..., fieldSelector=...).
@@ -74,7 +76,7 @@ pub async fn follow(
             path.push('&');
             path.push_str(f.query);
         }
-        let mut stream = match conn.watch(&path).await {
+        let mut stream = match conn.watch_as(&path, f.accept).await {
             Ok(s) => {
                 failures = 0;
                 s
@@ -131,7 +133,8 @@ pub async fn follow(
 
 /// Lists afresh, hands the items over, and returns the resourceVersion to watch from.
 async fn relist(conn: &Conn, f: &Follow<'_>, handle: &mut impl FnMut(Event) -> Result<()>) -> Result<String> {
-    let listed = list_all::<Value>(conn, f.collection, f.query, Accept::Json).await?;
+    let accept = if f.accept == Accept::Json { Accept::Json } else { Accept::MetadataList };
+    let listed = list_all::<Value>(conn, f.collection, f.query, accept).await?;
     handle(Event::Listed(listed.items))?;
     Ok(listed.resource_version)
 }

@@ -47,7 +47,14 @@ pub async fn run(
     }
     let collection = resource.collection(ns);
     let query = format!("fieldSelector={}", encode(&format!("metadata.name={name}")));
-    let spec = Follow { collection: &collection, query: &query, timeout, server_timeout_seconds: 300, tick: None };
+    let spec = Follow {
+        accept: crate::connect::Accept::Json,
+        collection: &collection,
+        query: &query,
+        timeout,
+        server_timeout_seconds: 300,
+        tick: None,
+    };
     let mut tracker = FieldWatch::default();
     let mut seen = false;
     let handle = |event: Event| {

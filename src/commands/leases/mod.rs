@@ -1,6 +1,6 @@
 //! `kubectl coord leases`: who leads, how fresh, what is wrong.
 
-mod fetch;
+pub(crate) mod fetch;
 mod render;
 mod watch;
 

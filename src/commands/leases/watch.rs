@@ -42,6 +42,7 @@ pub async fn run(session: &Session, printer: &Printer, opts: &WatchOptions<'_>) 
     let collection = fetch::collection_path(session);
     let query = opts.selector.map(|s| format!("labelSelector={}", encode(s))).unwrap_or_default();
     let follow = Follow {
+        accept: crate::connect::Accept::Json,
         collection: &collection,
         query: &query,
         timeout: opts.timeout,

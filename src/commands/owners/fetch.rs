@@ -196,14 +196,26 @@ pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> 
     Ok(snap)
 }
 
-/// Status text for the printed `nodes`, from full objects: one GET per object, or one
-/// list of the kind in its namespace when many of its objects are printed.
+/// Status text for the printed `nodes`, from their full objects.
 pub async fn statuses(
     session: &Session,
     graph: &Graph,
     nodes: &BTreeSet<usize>,
     resources: &[ApiResource],
 ) -> HashMap<usize, (String, Health)> {
+    let found = full_objects(session, graph, nodes, resources).await;
+    found.into_iter().filter_map(|(n, v)| status(&graph.objects[n].kind, &v).map(|s| (n, s))).collect()
+}
+
+/// Full objects for `nodes`: one GET per object, or one list of the kind in its
+/// namespace when many of its objects are wanted. Secrets and ConfigMaps are never read
+/// whole; an object that cannot be read (or was recreated since the list) is left out.
+pub async fn full_objects(
+    session: &Session,
+    graph: &Graph,
+    nodes: &BTreeSet<usize>,
+    resources: &[ApiResource],
+) -> HashMap<usize, Value> {
     let planned = plan(resources);
     let by_kind: HashMap<(&str, &str), &ApiResource> =
         planned.iter().map(|r| ((r.group.as_str(), r.kind.as_str()), r)).collect();
@@ -266,5 +278,5 @@ pub async fn statuses(
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;
-    found.into_iter().flatten().filter_map(|(n, v)| status(&graph.objects[n].kind, &v).map(|s| (n, s))).collect()
+    found.into_iter().flatten().collect()
 }

@@ -1,8 +1,8 @@
 //! `kubectl coord owners`: the ownerReferences graph around objects, a preview of
 //! `kubectl delete --cascade=...`, and broken references.
 
-mod fetch;
-mod render;
+pub(crate) mod fetch;
+pub(crate) mod render;
 
 use std::collections::BTreeSet;
 

@@ -1,0 +1,222 @@
+//! I/O for `trace`: the owner tree below the object (every listable type, metadata-only,
+//! as `owners` reads it), full objects for the subtree only (observedGeneration, replicas,
+//! nodeName and conditions live outside metadata), the Events of the scope, and the
+//! leader leases of the controllers that stalls name.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use anyhow::{Result, anyhow};
+use futures::{StreamExt, stream};
+use jiff::Timestamp;
+use serde_json::Value;
+
+use crate::analyze::lease::LeaseSnapshot;
+use crate::analyze::owner_graph::{Graph, Object, Walk, tree};
+use crate::analyze::resource_ref::ApiResource;
+use crate::analyze::sequence::{EventSnap, TraceObject, TraceSnapshot, event_from_json, object_from_json};
+use crate::analyze::stall::{LeaseKey, LeaseLookup, lease_for_manager};
+use crate::commands::leases::fetch::{LeaseItem, snapshot as lease_snapshot};
+use crate::commands::owners::fetch::{self as owners_fetch, Scope, Skipped};
+use crate::connect::list::encode;
+use crate::connect::{Accept, Session};
+
+pub struct Fetched {
+    pub snap: TraceSnapshot,
+    pub skipped: Vec<Skipped>,
+    pub server_time: Option<Timestamp>,
+    /// Where the subtree lives (the namespace, or every namespace for a cluster-scoped root).
+    pub scope: Scope,
+}
+
+/// The object `resource`/`name` and everything below it in the owner tree.
+pub async fn subtree(
+    session: &Session,
+    resources: &[ApiResource],
+    resource: &ApiResource,
+    name: &str,
+) -> Result<Fetched> {
+    // Dependents of a cluster-scoped object may live in any namespace.
+    let scope = if session.all_namespaces || !resource.namespaced {
+        Scope::AllNamespaces
+    } else {
+        Scope::Namespace(session.namespace.clone())
+    };
+    let events_ns = match &scope {
+        Scope::Namespace(ns) => Some(ns.as_str()),
+        Scope::AllNamespaces => None,
+    };
+    let graph_and_events =
+        async { futures::join!(owners_fetch::snapshot(session, resources, &scope), events(session, events_ns)) };
+    let (listed, events) = if scope == Scope::AllNamespaces {
+        graph_and_events.await
+    } else {
+        session.checking_namespace(async { Ok(graph_and_events.await) }).await?
+    };
+    let listed = listed?;
+    let mut skipped = listed.skipped;
+    let events = match events {
+        Ok(e) => e,
+        Err(reason) => {
+            skipped.push(Skipped { resource: "events".into(), namespace: events_ns.map(str::to_string), reason });
+            Vec::new()
+        }
+    };
+    let graph = Graph::build(listed.objects, &listed.coverage);
+    let ns = resource.namespaced.then_some(session.namespace.as_str());
+    let root = graph.find(&resource.group, &resource.kind, ns, name).ok_or_else(|| {
+        let place = ns.map(|n| format!(" in namespace {n:?}")).unwrap_or_default();
+        match skipped.iter().find(|s| s.resource == resource.qualified_name()) {
+            Some(s) => anyhow!("cannot list {}{place}: {}", s.resource, s.reason),
+            None => anyhow!("{} {name:?} not found{place}", resource.plural),
+        }
+    })?;
+    let rows: Vec<_> =
+        tree(&graph, root, Walk { up: false, down: true, depth: None }).into_iter().filter(|r| !r.repeat).collect();
+    let nodes: BTreeSet<usize> = rows.iter().map(|r| r.node).collect();
+    let mut full = owners_fetch::full_objects(session, &graph, &nodes, resources).await;
+
+    let mut snap = TraceSnapshot::default();
+    // The parent of a row is the last row one level up (rows come depth first).
+    let mut at_depth: Vec<usize> = Vec::new();
+    for row in &rows {
+        let depth = row.prefix.chars().count() / 2;
+        at_depth.truncate(depth);
+        let parent = depth.checked_sub(1).and_then(|d| at_depth.get(d).copied());
+        let o = &graph.objects[row.node];
+        let object = match full.remove(&row.node) {
+            Some(v) => with_type(object_from_json(&v), o),
+            None => from_metadata(o),
+        };
+        at_depth.push(snap.objects.len());
+        snap.objects.push(object);
+        snap.parent.push(parent);
+        snap.prefix.push(row.prefix.clone());
+    }
+    let uids: BTreeSet<&str> = snap.objects.iter().map(|o| o.uid.as_str()).collect();
+    snap.events = events.into_iter().filter(|e| uids.contains(e.object_uid.as_str())).collect();
+    skipped.sort_by(|a, b| a.resource.cmp(&b.resource));
+    Ok(Fetched { snap, skipped, server_time: listed.server_time, scope })
+}
+
+/// The list's type is authoritative (a metadata-only read says PartialObjectMetadata).
+pub fn with_type(mut t: TraceObject, o: &Object) -> TraceObject {
+    t.api_version = o.api_version.clone();
+    t.kind = o.kind.clone();
+    t
+}
+
+/// What the metadata list knew, for an object not read whole (Secrets, ConfigMaps, or
+/// one that could not be read).
+fn from_metadata(o: &Object) -> TraceObject {
+    TraceObject {
+        uid: o.uid.clone(),
+        api_version: o.api_version.clone(),
+        kind: o.kind.clone(),
+        namespace: o.namespace.clone(),
+        name: o.name.clone(),
+        controller_uid: o.owner_refs.iter().find(|r| r.is_controller()).map(|r| r.uid.clone()),
+        created: o.created,
+        deleting: o.deleting_since,
+        ..Default::default()
+    }
+}
+
+/// Every Event in the scope (core/v1: it carries both APIs' events), or why not.
+async fn events(session: &Session, namespace: Option<&str>) -> Result<Vec<EventSnap>, String> {
+    let collection = |ns: Option<&str>| match ns {
+        Some(ns) => format!("/api/v1/namespaces/{}/events", encode(ns)),
+        None => "/api/v1/events".to_string(),
+    };
+    match session.list_scoped::<Value>(namespace, collection, "", Accept::Json).await {
+        Ok((listed, _)) => Ok(listed.items.iter().map(event_from_json).collect()),
+        Err(e) if e.forbidden() => Err("forbidden".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Reads the leases `keys` name: a GET each for named leases, one list of every lease
+/// for controllers known only by their field manager.
+pub async fn leases(session: &Session, keys: BTreeSet<LeaseKey>) -> BTreeMap<LeaseKey, LeaseLookup> {
+    let wants_list = keys.iter().any(|k| matches!(k, LeaseKey::Manager { .. }));
+    let all = async {
+        if !wants_list {
+            return Ok(Vec::new());
+        }
+        session
+            .list_scoped::<LeaseItem>(None, leases_path, "", Accept::Json)
+            .await
+            .map(|(l, _)| l.items.into_iter().map(lease_snapshot).collect::<Vec<LeaseSnapshot>>())
+            .map_err(|e| if e.forbidden() { "forbidden".to_string() } else { e.to_string() })
+    };
+    let named: Vec<&LeaseKey> = keys.iter().filter(|k| matches!(k, LeaseKey::Named { .. })).collect();
+    let gets = stream::iter(named)
+        .map(|key| async move {
+            let LeaseKey::Named { namespace, name } = key else { unreachable!("filtered to named keys") };
+            let path = format!("{}/{}", leases_path(Some(namespace)), encode(name));
+            let found = match session.get_json::<LeaseItem>(&path).await {
+                Ok((item, _)) => LeaseLookup::Found(lease_snapshot(item)),
+                Err(e) if e.not_found() => LeaseLookup::Missing,
+                Err(e) if e.forbidden() => LeaseLookup::Unreadable("forbidden".into()),
+                Err(e) => LeaseLookup::Unreadable(e.to_string()),
+            };
+            (key.clone(), found)
+        })
+        .buffer_unordered(8)
+        .collect::<Vec<_>>();
+    let (all, gets) = futures::join!(all, gets);
+    let mut out: BTreeMap<LeaseKey, LeaseLookup> = gets.into_iter().collect();
+    for key in keys {
+        if let LeaseKey::Manager { manager } = &key {
+            let found = match &all {
+                Ok(leases) => {
+                    lease_for_manager(manager, leases).cloned().map_or(LeaseLookup::Missing, LeaseLookup::Found)
+                }
+                Err(why) => LeaseLookup::Unreadable(why.clone()),
+            };
+            out.insert(key, found);
+        }
+    }
+    out
+}
+
+fn leases_path(namespace: Option<&str>) -> String {
+    match namespace {
+        Some(ns) => format!("/apis/coordination.k8s.io/v1/namespaces/{}/leases", encode(ns)),
+        None => "/apis/coordination.k8s.io/v1/leases".to_string(),
+    }
+}
+
+/// The resources to watch for a live trace: the kinds in the subtree and the kinds the
+/// built-in controllers create below them (a Deployment's new ReplicaSet, its pods).
+pub fn watched_kinds(snap: &TraceSnapshot, resources: &[ApiResource]) -> Vec<ApiResource> {
+    /// (group, kind) of a controller, and the (group, kind)s it creates.
+    type Creates = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+    const CREATES: &[Creates] = &[
+        ("apps", "Deployment", &[("apps", "ReplicaSet")]),
+        ("apps", "ReplicaSet", &[("", "Pod")]),
+        ("apps", "StatefulSet", &[("", "Pod"), ("apps", "ControllerRevision")]),
+        ("apps", "DaemonSet", &[("", "Pod"), ("apps", "ControllerRevision")]),
+        ("batch", "CronJob", &[("batch", "Job")]),
+        ("batch", "Job", &[("", "Pod")]),
+        ("", "ReplicationController", &[("", "Pod")]),
+    ];
+    let mut wanted: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut frontier: Vec<(String, String)> =
+        snap.objects.iter().map(|o| (o.group().to_string(), o.kind.clone())).collect();
+    while let Some(k) = frontier.pop() {
+        if !wanted.insert(k.clone()) {
+            continue;
+        }
+        if let Some((_, _, children)) = CREATES.iter().find(|(g, kind, _)| (*g, *kind) == (k.0.as_str(), k.1.as_str()))
+        {
+            frontier.extend(children.iter().map(|(g, kind)| (g.to_string(), kind.to_string())));
+        }
+    }
+    let by_kind: HashMap<(String, String), ApiResource> =
+        owners_fetch::plan(resources).into_iter().map(|r| ((r.group.clone(), r.kind.clone()), r)).collect();
+    wanted
+        .into_iter()
+        .filter_map(|k| by_kind.get(&k).cloned())
+        .filter(|r| r.verbs.iter().any(|v| v == "watch"))
+        .collect()
+}

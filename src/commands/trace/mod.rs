@@ -1,0 +1,153 @@
+//! `kubectl coord trace`: who reacted to what, with what lag, and where the chain of
+//! controller reactions below an object stalls, joined with the stalled controller's lease.
+
+mod fetch;
+mod live;
+mod render;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Args;
+use jiff::Timestamp;
+
+use crate::analyze::resource_ref::{ApiResource, parse_args, resolve};
+use crate::analyze::sequence::timeline;
+use crate::analyze::stall::{LeaseVerdict, Stall, confirmed, judge, stalls};
+use crate::cli::ConnectionArgs;
+use crate::connect::duration::{parse_duration, parse_limit};
+use crate::connect::{Session, discovery};
+use crate::error::{Outcome, usage};
+use crate::output::{Printer, out};
+
+const LONG_ABOUT: &str = "\
+Trace the chain of controller reactions below an object: the object and everything below it in
+the owner tree, as a timeline of hops (creations, spec writes, status writes, Events), each with
+its writer and the lag from the hop that caused it, reconstructed from live state.
+
+Signals and how far they can be trusted: creationTimestamp and managedFields times have whole
+seconds, and managedFields keep only each manager's last write, so lags between them are printed
+as ±1s; Events carry microsecond eventTime when the emitter used events.k8s.io, are rate-limited,
+and expire after about an hour. Causal annotations (tracing.k8s.io/traceparent, kausality.io/trace)
+are shown when present.
+
+Stalls: a generation not observed, a ReplicaSet/StatefulSet short of pods with no creations,
+a pod with no node, a pod bound to a node whose kubelet never reported, a status not written since
+the spec changed, each for longer than --stall-after. Each names the controller that should act
+and joins it with that controller's leader-election Lease (kube-system/kube-controller-manager,
+kube-system/kube-scheduler, kube-node-lease/NODE, or a lease named after a custom status writer).
+
+--watch (or -- COMMAND...) follows the subtree live instead: metadata-only watches on its kinds
+and on Events, one line per reaction as it arrives, with the lag measured on this client's clock,
+ending when nothing has changed for --settle, then a summary per writer and the stalls left.";
+
+#[derive(Debug, Args)]
+#[command(long_about = LONG_ABOUT)]
+pub struct TraceArgs {
+    /// The object: TYPE/NAME (deploy/web) or TYPE NAME
+    #[arg(value_name = "OBJECT")]
+    pub object: Vec<String>,
+    /// Work outstanding for longer than this is a stall
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration_arg("--stall-after"))]
+    pub stall_after: Duration,
+    /// Exit 3 when any stall is reported
+    #[arg(long)]
+    pub exit_code: bool,
+    /// Follow the subtree live: one line per reaction as it happens
+    #[arg(short = 'w', long)]
+    pub watch: bool,
+    /// With --watch or a COMMAND: end once nothing has changed for this long
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration_arg("--settle"))]
+    pub settle: Duration,
+    /// End a live trace after this long at the latest (0: no limit)
+    #[arg(long, value_name = "DURATION")]
+    pub watch_timeout: Option<String>,
+    /// A command to run once the watches are open (after --), e.g. -- kubectl rollout restart deploy/web
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+fn duration_arg(flag: &'static str) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
+    move |text: &str| parse_duration(flag, text)
+}
+
+/// A stall with the lease that explains it.
+pub struct Explained {
+    pub stall: Stall,
+    pub lease: Option<LeaseVerdict>,
+}
+
+pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &TraceArgs) -> Result<Outcome> {
+    let wanted = parse_args(&args.object).map_err(usage)?;
+    let [wanted] = wanted.as_slice() else {
+        return Err(usage(format!("trace takes one object, got {}", wanted.len())));
+    };
+    let timeout = match &args.watch_timeout {
+        Some(t) => parse_limit("--watch-timeout", t).map_err(usage)?,
+        None => None,
+    };
+    if args.watch_timeout.is_some() && !args.watch && args.command.is_empty() {
+        return Err(usage("--watch-timeout needs --watch or a COMMAND after --"));
+    }
+    let session = Session::open(conn).await?;
+    let resources = discovery::discover(&session.conn).await?;
+    let resource = resolve(&wanted.type_name, &resources).map_err(usage)?.clone();
+    if args.watch || !args.command.is_empty() {
+        let live = live::Live { resource: &resource, name: &wanted.name, timeout, command: &args.command };
+        return live::run(&session, printer, &resources, args, live).await;
+    }
+    let report = trace_once(&session, printer, &resources, &resource, &wanted.name, args.stall_after).await?;
+    report.print(printer)?;
+    Ok(if args.exit_code && !report.stalls.is_empty() { Outcome::Findings } else { Outcome::Clean })
+}
+
+/// One reconstruction from live state: read, build the timeline, find and explain stalls.
+async fn trace_once(
+    session: &Session,
+    printer: &Printer,
+    resources: &[ApiResource],
+    resource: &ApiResource,
+    name: &str,
+    stall_after: Duration,
+) -> Result<render::Report> {
+    let fetched = fetch::subtree(session, resources, resource, name).await?;
+    let now = fetched.server_time.unwrap_or_else(|| {
+        printer.warn("the API server sent no Date header; ages use the local clock");
+        Timestamp::now()
+    });
+    let hops = timeline(&fetched.snap);
+    let found = stalls(&fetched.snap, now, stall_after.as_secs() as i64);
+    let keys: BTreeSet<_> = found.iter().filter_map(|s| s.responsible.lease.clone()).collect();
+    let leases = fetch::leases(session, keys).await;
+    let explained = found
+        .into_iter()
+        .map(|stall| {
+            let lease = stall.responsible.lease.as_ref().and_then(|k| leases.get(k)).map(|l| judge(&stall, l, now));
+            Explained { stall, lease }
+        })
+        .filter(|e| confirmed(&e.stall, e.lease.as_ref()))
+        .collect();
+    Ok(render::Report {
+        snap: fetched.snap,
+        hops,
+        stalls: explained,
+        skipped: fetched.skipped,
+        server_time: now,
+        stall_after,
+    })
+}
+
+impl render::Report {
+    fn print(&self, printer: &Printer) -> Result<()> {
+        if printer.format == crate::cli::OutputFormat::Chrome {
+            out(&render::chrome(&self.chrome_tracks()))?;
+        } else if printer.is_machine() {
+            printer.machine(&self.machine())?;
+        } else {
+            out(&self.text(printer))?;
+        }
+        render::footer(printer, &self.skipped);
+        Ok(())
+    }
+}
