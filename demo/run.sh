@@ -113,6 +113,27 @@ kubectl coord owners "pod/$pod" -n coord-demo --up --cascade=foreground
 say "kubectl coord owners --all -n coord-demo --stuck-after 0s --exit-code; echo \$?"
 kubectl coord owners --all -n coord-demo --stuck-after 0s --exit-code && echo 0 || echo $?
 
+# Sequencing: who reacted to what below a Deployment, live and after the fact.
+until [[ $(kubectl -n coord-demo get pods -l app=payments -o name | wc -l) -ge 2 ]]; do sleep 0.5; done
+say "kubectl coord trace deploy/payments -n coord-demo --settle 3s -- kubectl -n coord-demo rollout restart deploy/payments"
+kubectl coord trace deploy/payments -n coord-demo --settle 3s -- kubectl -n coord-demo rollout restart deploy/payments
+say "kubectl coord trace deploy/payments -n coord-demo -o wide   # the same chain, reconstructed from live state"
+kubectl coord trace deploy/payments -n coord-demo -o wide
+# The chain breaks: kube-controller-manager frozen until its lease expires, then a new generation.
+kcm=$(cat "$dir/pids/kube-controller-manager.pid")
+kill -STOP "$kcm"
+thaw() { kill -CONT "$kcm" 2>/dev/null || true; }
+trap 'thaw; $keep || bash tests/cluster/down.sh "$dir"' EXIT
+until kubectl coord leases -n kube-system kube-controller-manager -o json | grep -q '"state": "expired"'; do sleep 1; done
+kubectl -n coord-demo set env deploy/payments STEP=frozen >/dev/null
+sleep 6
+say "kubectl coord trace deploy/payments -n coord-demo --stall-after 5s --exit-code; echo \$?   # kube-controller-manager stopped (SIGSTOP)"
+kubectl coord trace deploy/payments -n coord-demo --stall-after 5s --exit-code && echo 0 || echo $?
+thaw
+while kubectl coord trace deploy/payments -n coord-demo --stall-after 5s -o json | grep -q '"generation-not-observed"'; do sleep 1; done
+say "kubectl coord trace deploy/payments -n coord-demo --stall-after 5s | tail -n 12   # after SIGCONT: the leader is back, the chain completes"
+kubectl coord trace deploy/payments -n coord-demo --stall-after 5s | tail -n 12
+
 leader=$(kubectl -n coord-demo get lease healthy-election -o 'jsonpath={.spec.holderIdentity}')
 say "kubectl coord leases -n coord-demo healthy-election --watch --watch-timeout 20s   # while the leader ($leader) is killed"
 kubectl coord leases -n coord-demo healthy-election --watch --watch-timeout 20s &

@@ -105,6 +105,8 @@ bench "overlaps s" "bench-s: $count_s objects" - - -- overlaps -n bench-s
 bench "overlaps l" "bench-l: $count_l objects" - - -- overlaps -n bench-l
 bench "fields census s" "bench-s: $count_s objects" - - -- fields -n bench-s
 bench "fields census l" "bench-l: $count_l objects" - - -- fields -n bench-l
+bench "trace deployment" "bench-l: $count_l objects" "kubectl events --for" "$k events -n bench-l --for deploy/app-00001" \
+  -- trace deploy/app-00001 -n bench-l
 bench "fields object" "one Deployment" "kubectl get -o yaml --show-managed-fields" \
   "$k get deploy app-00000 -n bench-l -o yaml --show-managed-fields" -- fields deploy/app-00000 -n bench-l
 
@@ -156,7 +158,8 @@ mkdir -p docs
   echo "for owners, \`kubectl get\` of every namespaced type with full objects, which is what"
   echo "kubectl-tree reads (it lists full objects of every type, though in parallel); for fields"
   echo "on one object, \`kubectl get -o yaml --show-managed-fields\`. overlaps and the fields"
-  echo "census have no peer (no tool does this). \`kubectl get lease -A\` is the leases peer."
+  echo "census have no peer (no tool does this). \`kubectl get lease -A\` is the leases peer. For"
+  echo "trace, \`kubectl events --for\` (one object's Events, nothing linked) is the nearest kubectl has."
   echo
   echo "Earlier runs, and what changed between them: [benchmarks-history.md](benchmarks-history.md)."
 } > "$out"

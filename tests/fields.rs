@@ -243,3 +243,63 @@ fn secrets_and_configmaps_show_ownership_but_never_their_data() {
         }
     }
 }
+
+/// Issue 17: an election library acquires with a server-side apply and renews with plain
+/// updates under one manager name; a GitOps tool may apply and then patch. One writer
+/// with two entries is not a fight: no contest, exit 0; a second writer still is, exit 3.
+#[test]
+fn one_writer_that_applies_and_updates_does_not_fight_itself() {
+    let c = cluster();
+    let ns = c.fresh_namespace("coord-fields-self");
+    let manifest = format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: {ns}}}\nspec:\n  replicas: 2\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      containers:\n      - name: web\n        image: registry.k8s.io/pause:3.10\n"
+    );
+    let path = c.dir.join(format!("{ns}.yaml"));
+    std::fs::write(&path, manifest).unwrap();
+    c.kubectl(&["apply", "--server-side", "--field-manager=gitops", "-f", path.to_str().unwrap()]).ok();
+    let patch = |manager: &str, replicas: u32| {
+        let body = format!(r#"{{"spec":{{"replicas":{replicas}}}}}"#);
+        c.kubectl(&["-n", &ns, "patch", "deploy", "web", "--type=merge", "-p", &body, "--field-manager", manager]).ok();
+    };
+    patch("gitops", 3);
+    let run = c.coord("viewer", &["fields", "deploy/web", "-n", &ns, "--exit-code", "-o", "json"]).code(0);
+    let contests = run.json()["objects"][0]["contests"].as_array().unwrap().clone();
+    assert_eq!(contests.len(), 1, "only the informational note: {contests:#?}");
+    assert_eq!(contests[0]["kind"], "same-manager-apply-and-update");
+    assert_eq!(contests[0]["managers"], serde_json::json!(["gitops (Apply + Update)"]));
+    let text = c.coord("viewer", &["fields", "deploy/web", "-n", &ns]).ok().stdout;
+    assert!(!text.contains("gitops, gitops"), "a line never names the same writer twice: {text}");
+
+    // A second writer taking the same field is still the fight.
+    patch("autoscaler", 4);
+    let run = c.coord("viewer", &["fields", "deploy/web", "-n", &ns, "--exit-code", "-o", "json"]).code(3);
+    let contests = run.json()["objects"][0]["contests"].as_array().unwrap().clone();
+    let fight = contests.iter().find(|c| c["path"] == ".spec.replicas").unwrap_or_else(|| panic!("{contests:#?}"));
+    assert_eq!(fight["kind"], "update-inside-apply");
+    assert_eq!(fight["managers"], serde_json::json!(["autoscaler", "gitops"]));
+
+    // A lock held the way such a library holds it: acquired by apply, renewed by update.
+    let lease = c.dir.join(format!("{ns}-lease.yaml"));
+    std::fs::write(
+        &lease,
+        format!(
+            "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {{name: lock, namespace: {ns}}}\nspec:\n  holderIdentity: worker-1\n  leaseDurationSeconds: 15\n  acquireTime: \"{}\"\n",
+            common::micro_time(0)
+        ),
+    )
+    .unwrap();
+    c.kubectl(&["apply", "--server-side", "--field-manager=elector", "-f", lease.to_str().unwrap()]).ok();
+    for _ in 0..2 {
+        let body = format!(r#"{{"spec":{{"renewTime":"{}","leaseTransitions":1}}}}"#, common::micro_time(0));
+        c.kubectl(&["-n", &ns, "patch", "lease", "lock", "--type=merge", "-p", &body, "--field-manager=elector"]).ok();
+    }
+    let census = c.coord("viewer", &["fields", "-n", &ns, "--kinds", "leases", "--exit-code", "-o", "json"]).code(3);
+    let contested: Vec<String> = census.json()["contested"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| format!("{}/{}", o["kind"].as_str().unwrap(), o["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(contested, vec!["Deployment/web".to_string()], "the lock is uncontested; the Deployment is not");
+    c.coord("viewer", &["fields", "lease/lock", "-n", &ns, "--exit-code"]).code(0);
+}

@@ -77,9 +77,12 @@ impl FieldWatch {
     }
 }
 
-/// The last owner set in `h` held the field before, and another manager held it in between.
+/// The last owners in `h` held the field before, and another manager held it in between.
+/// Compared by manager name: a field moving between two entries of one manager
+/// ("kubectl" and "kubectl (scale)") is not a fight.
 fn took_back(h: &[Owners]) -> bool {
-    let Some((last, before)) = h.split_last() else { return false };
+    let names: Vec<BTreeSet<&str>> = h.iter().map(|o| o.iter().map(|l| manager_of(l)).collect()).collect();
+    let Some((last, before)) = names.split_last() else { return false };
     !last.is_empty()
         && before
             .iter()
@@ -87,9 +90,24 @@ fn took_back(h: &[Owners]) -> bool {
             .is_some_and(|j| before[j + 1..].iter().any(|o| !o.is_empty() && o != last))
 }
 
+/// The manager name in a label ("kubectl (scale)" -> "kubectl").
+fn manager_of(label: &str) -> &str {
+    label.split_once(" (").map_or(label, |(m, _)| m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn moving_between_entries_of_one_manager_is_not_a_fight() {
+        let mut w = FieldWatch::default();
+        w.observe(state(&[(".spec.replicas", &["kubectl"])]));
+        w.observe(state(&[(".spec.replicas", &["kubectl (scale)"])]));
+        let c = w.observe(state(&[(".spec.replicas", &["kubectl"])]));
+        assert!(!c[0].fight, "{c:?}");
+        assert!(w.fights().is_empty());
+    }
 
     fn state(pairs: &[(&str, &[&str])]) -> BTreeMap<String, Owners> {
         pairs.iter().map(|(p, o)| (p.to_string(), o.iter().map(|s| s.to_string()).collect())).collect()

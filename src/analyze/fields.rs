@@ -1,7 +1,7 @@
 //! Field ownership from managedFields: who owns which field, and where managers
 //! contend. Pure: entries come decoded from [`super::fieldsv1`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 use serde::Serialize;
@@ -49,6 +49,17 @@ pub enum ContestKind {
     StatusViaMainResource,
     /// A non-status field written through the status subresource.
     SpecViaStatus,
+    /// Not a contest: one manager owns fields both through Apply and through Update. A
+    /// later Apply by it does not give up what it owns through Update (the known
+    /// server-side-apply pitfall). Said once per manager.
+    SameManagerApplyAndUpdate,
+}
+
+impl ContestKind {
+    /// Notes that are not a fight between writers: never counted by --exit-code or the census.
+    pub fn is_note(self) -> bool {
+        self == ContestKind::SameManagerApplyAndUpdate
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -80,19 +91,38 @@ pub fn ownership(entries: &[Entry]) -> BTreeMap<&FieldPath, Vec<usize>> {
     owners
 }
 
+/// Contests are between writers: the entries of one manager name (Apply and Update, or
+/// Update through several subresources) are one writer and never contest each other.
 pub fn contests(entries: &[Entry]) -> Vec<Contest> {
     let owners = ownership(entries);
     let mut out = Vec::new();
-    let names = |ids: &[usize]| ids.iter().map(|&i| entries[i].label()).collect::<Vec<_>>();
+    let mut noted: BTreeSet<String> = BTreeSet::new();
+    let mut note = |out: &mut Vec<Contest>, path: &FieldPath, manager: &str| {
+        if let Some(label) = mixed_label(entries, manager)
+            && noted.insert(manager.to_string())
+        {
+            out.push(Contest {
+                path: path.to_string(),
+                kind: ContestKind::SameManagerApplyAndUpdate,
+                managers: vec![label],
+            });
+        }
+    };
     for (path, ids) in &owners {
-        if ids.len() > 1 {
-            let applies = ids.iter().filter(|&&i| entries[i].is_apply()).count();
-            let kind = match (applies, ids.len() - applies) {
+        let writers = by_writer(entries, ids);
+        if writers.len() > 1 {
+            let applies = writers.values().filter(|w| w.iter().any(|&i| entries[i].is_apply())).count();
+            let kind = match (applies, writers.len() - applies) {
                 (_, 0) => ContestKind::SharedApply,
                 (0, _) => ContestKind::UpdateAndUpdate,
                 _ => ContestKind::ApplyAndUpdate,
             };
-            out.push(Contest { path: path.to_string(), kind, managers: names(ids) });
+            let managers = writers.values().map(|w| writer_label(entries, w)).collect();
+            out.push(Contest { path: path.to_string(), kind, managers });
+        } else if let Some((manager, w)) = writers.iter().next()
+            && w.len() > 1
+        {
+            note(&mut out, path, manager);
         }
         let top = match path.0.first() {
             Some(Element::Field(f)) => f.as_str(),
@@ -115,26 +145,79 @@ pub fn contests(entries: &[Entry]) -> Vec<Contest> {
                 });
             }
         }
-        // Update-owned only, while an Apply manager owns a sibling under the same parent
-        // below the top level (spec.replicas next to the applied spec.template).
+        // Update-owned only, while another writer's Apply owns a sibling under the same
+        // parent below the top level (spec.replicas next to the applied spec.template).
         // Under .metadata only siblings inside one map count (labels, annotations): the
         // metadata fields themselves are independent.
         let parent = &path.0[..path.0.len().saturating_sub(1)];
         let metadata_root = matches!(parent, [Element::Field(f)] if f == "metadata");
         if path.0.len() >= 2 && top != "status" && !metadata_root && ids.iter().all(|&i| !entries[i].is_apply()) {
-            let appliers: Vec<String> = entries
+            let sibling_appliers: Vec<&Entry> = entries
                 .iter()
                 .filter(|e| e.is_apply() && e.paths.iter().any(|p| p.0.starts_with(parent) && p != *path))
-                .map(Entry::label)
                 .collect();
-            if !appliers.is_empty() {
-                let mut managers = names(ids);
-                managers.extend(appliers);
+            let (own, others): (Vec<&Entry>, Vec<&Entry>) =
+                sibling_appliers.into_iter().partition(|e| writers.contains_key(e.manager.as_str()));
+            if !others.is_empty() {
+                let mut managers: Vec<String> = writers.values().map(|w| writer_label(entries, w)).collect();
+                for e in others {
+                    let label =
+                        writer_label(entries, &by_writer(entries, &all_of(entries, &e.manager))[e.manager.as_str()]);
+                    if !managers.contains(&label) {
+                        managers.push(label);
+                    }
+                }
                 out.push(Contest { path: path.to_string(), kind: ContestKind::UpdateInsideApply, managers });
+            } else if let Some(e) = own.first() {
+                note(&mut out, path, &e.manager);
             }
         }
     }
     out
+}
+
+/// The entry indices among `ids`, grouped by manager name.
+fn by_writer<'a>(entries: &'a [Entry], ids: &[usize]) -> BTreeMap<&'a str, Vec<usize>> {
+    let mut writers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for &i in ids {
+        writers.entry(entries[i].manager.as_str()).or_default().push(i);
+    }
+    writers
+}
+
+fn all_of(entries: &[Entry], manager: &str) -> Vec<usize> {
+    (0..entries.len()).filter(|&i| entries[i].manager == manager).collect()
+}
+
+/// A writer's name, with its operations when it owns through several entries, so that
+/// no line names the same string twice: "gitops", "kubectl (scale)", "gitops (Apply + Update)".
+pub fn writer_label(entries: &[Entry], ids: &[usize]) -> String {
+    match ids {
+        [one] => entries[*one].label(),
+        _ => {
+            let parts: BTreeSet<String> = ids
+                .iter()
+                .map(|&i| {
+                    let e = &entries[i];
+                    if e.subresource.is_empty() {
+                        e.operation.clone()
+                    } else {
+                        format!("{} via {}", e.operation, e.subresource)
+                    }
+                })
+                .collect();
+            let manager = ids.first().map(|&i| entries[i].manager.as_str()).unwrap_or_default();
+            format!("{manager} ({})", parts.into_iter().collect::<Vec<_>>().join(" + "))
+        }
+    }
+}
+
+/// "gitops (Apply + Update)" when `manager` owns fields through both Apply and Update.
+fn mixed_label(entries: &[Entry], manager: &str) -> Option<String> {
+    let ids = all_of(entries, manager);
+    let apply = ids.iter().any(|&i| entries[i].is_apply());
+    let update = ids.iter().any(|&i| !entries[i].is_apply());
+    (apply && update).then(|| writer_label(entries, &ids))
 }
 
 /// Another manager writes status through the status subresource, so it exists and the
@@ -193,6 +276,50 @@ mod tests {
         assert!(!got.iter().any(|(p, _)| p == ".status.replicas"), "status written through /status is fine");
         assert!(got.contains(&(".metadata.labels.extra".into(), ContestKind::UpdateInsideApply)));
         assert!(!got.iter().any(|(p, _)| p.starts_with(".metadata.annotations")), "{got:#?}");
+    }
+
+    #[test]
+    fn one_writer_that_applies_and_updates_does_not_fight_itself() {
+        // An election library: acquire with an apply, renew with updates, one manager name.
+        let lock = |renewer: &str| {
+            vec![
+                entry(
+                    "elector",
+                    "Apply",
+                    "",
+                    json!({"f:spec": {"f:holderIdentity": {}, "f:leaseDurationSeconds": {}}}),
+                ),
+                entry(renewer, "Update", "", json!({"f:spec": {"f:renewTime": {}, "f:leaseTransitions": {}}})),
+            ]
+        };
+        let found = contests(&lock("elector"));
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].kind, ContestKind::SameManagerApplyAndUpdate);
+        assert_eq!(found[0].managers, vec!["elector (Apply + Update)".to_string()]);
+        assert!(found[0].kind.is_note());
+        // A second writer updating the same fields is still a contest, and names both once.
+        let found = contests(&lock("intruder"));
+        let kinds: Vec<ContestKind> = found.iter().map(|c| c.kind).collect();
+        assert_eq!(kinds, vec![ContestKind::UpdateInsideApply, ContestKind::UpdateInsideApply], "{found:#?}");
+        assert_eq!(found[0].managers, vec!["intruder".to_string(), "elector".to_string()]);
+        // The same manager co-owning one field through Apply and Update: one writer.
+        let shared = vec![
+            entry("gitops", "Apply", "", json!({"f:spec": {"f:replicas": {}}})),
+            entry("gitops", "Update", "", json!({"f:spec": {"f:replicas": {}}})),
+            entry("kubectl", "Update", "scale", json!({"f:spec": {"f:replicas": {}}})),
+        ];
+        let found = contests(&shared);
+        assert_eq!(found[0].kind, ContestKind::ApplyAndUpdate);
+        assert_eq!(found[0].managers, vec!["gitops (Apply + Update)".to_string(), "kubectl (scale)".to_string()]);
+        let mut only_gitops = shared;
+        only_gitops.pop();
+        assert!(contests(&only_gitops).iter().all(|c| c.kind.is_note()));
+        // Two entries of one manager through different subresources are one writer too, and no note.
+        let subresources = vec![
+            entry("kubectl", "Update", "", json!({"f:spec": {"f:replicas": {}}})),
+            entry("kubectl", "Update", "scale", json!({"f:spec": {"f:replicas": {}}})),
+        ];
+        assert!(contests(&subresources).is_empty());
     }
 
     #[test]

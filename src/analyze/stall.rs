@@ -337,7 +337,8 @@ pub fn judge(stall: &Stall, lookup: &LeaseLookup, now: Timestamp) -> LeaseVerdic
         }
     };
     let lease_state = state(lease, now);
-    let age = renew_age_micros(lease, now).map(|m| m.div_euclid(1_000_000));
+    // The Date header has whole seconds: a renewal a fraction ahead of it is "0s ago".
+    let age = renew_age_micros(lease, now).map(|m| m.div_euclid(1_000_000).max(0));
     let duration = i64::from(lease.duration_seconds.unwrap_or(0));
     let name = format!("{}/{}", lease.namespace, lease.name);
     let holder = lease.holder().map(str::to_string);

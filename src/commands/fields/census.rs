@@ -170,7 +170,8 @@ pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census
                     seen.push(manager);
                 }
             }
-            if !digest.contests.is_empty() {
+            // A note about one writer's own entries is not a contested object.
+            if digest.contests.iter().any(|c| !c.kind.is_note()) {
                 census.contested.push(ContestedObject {
                     kind: resource.kind.clone(),
                     namespace: digest.namespace,
