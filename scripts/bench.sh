@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks at scale, side by side in one run, on one local control plane (not
 # part of CI's test run):
-#   bash scripts/bench.sh [--runs N] [--scale F] [--keep]
+#   bash scripts/bench.sh [--runs N] [--scale F] [--keep] [--link loopback|wan]
 # Starts a benchmark cluster in .bench/cluster (kube-controller-manager without the
 # deployment and replicaset controllers, so they do not race the loader), loads two
 # namespaces with tests/cluster's loader (bench-s at half the size of bench-l;
@@ -12,16 +12,22 @@
 #          before returns), different lists and single GETs 8 at a time;
 #   peer   what users run today, where it can be had here.
 # Reports medians of wall time and peak RSS, and writes docs/benchmarks.md.
+# --link wan measures through toxiproxy (built by tests/cluster/build.sh) adding 20 ms
+# each way and 100 Mbit/s each way between every client and the API server, as over a
+# VPN or a bastion; ours also runs with HTTP/2 off (KUBECTL_COORD_HTTP1=1) to show what
+# HTTP/2 is worth there; bytes are the response bodies on the wire (our request trace).
+# It writes docs/benchmarks-wan.md.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-runs=5 scale=1 keep=false
+runs=5 scale=1 keep=false link=loopback
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --scale) scale=$2; shift 2 ;;
     --keep) keep=true; shift ;;
-    *) echo "usage: $0 [--runs N] [--scale F] [--keep]" >&2; exit 2 ;;
+    --link) link=$2; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--scale F] [--keep] [--link loopback|wan]" >&2; exit 2 ;;
   esac
 done
 log() { printf '[bench] %s\n' "$*" >&2; }
@@ -47,8 +53,36 @@ load() {
     -node-leases "$(size $((1000 * f / 2)))" -pdbs "$(size $((200 * f / 2)))" -widgets "$(size $((5000 * f / 2)))" \
     | tee "$work/load-$ns.txt" >&2
 }
-load bench-s 1
-load bench-l 2
+if [[ $(cat "$dir/loaded" 2>/dev/null) != "$scale" ]]; then
+  load bench-s 1
+  load bench-l 2
+  echo "$scale" > "$dir/loaded"
+else
+  log "bench-s and bench-l already loaded at scale $scale (--keep'd cluster)"
+  for ns in bench-s bench-l; do echo "(loaded earlier)" > "$work/load-$ns.txt"; done
+fi
+
+if [[ $link == wan ]]; then
+  api_port=$(awk -F= '/^API_PORT=/ {print $2}' "$dir/cluster.env")
+  admin_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  wan_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  setsid "$bin/toxiproxy-server" -host 127.0.0.1 -port "$admin_port" > "$work/toxiproxy.log" 2>&1 < /dev/null &
+  toxi_pid=$!
+  echo "$toxi_pid" > "$dir/pids/toxiproxy.pid"
+  toxi="http://127.0.0.1:$admin_port"
+  until curl -sf "$toxi/version" >/dev/null; do sleep 0.2; done
+  curl -sf -X POST "$toxi/proxies" -d "{\"name\":\"api\",\"listen\":\"127.0.0.1:$wan_port\",\"upstream\":\"127.0.0.1:$api_port\"}" >/dev/null
+  for stream in upstream downstream; do
+    curl -sf -X POST "$toxi/proxies/api/toxics" \
+      -d "{\"name\":\"latency-$stream\",\"type\":\"latency\",\"stream\":\"$stream\",\"attributes\":{\"latency\":20}}" >/dev/null
+    # 100 Mbit/s = 12,500 KB/s.
+    curl -sf -X POST "$toxi/proxies/api/toxics" \
+      -d "{\"name\":\"bandwidth-$stream\",\"type\":\"bandwidth\",\"stream\":\"$stream\",\"attributes\":{\"rate\":12500}}" >/dev/null
+  done
+  sed "s#https://127.0.0.1:$api_port#https://127.0.0.1:$wan_port#" "$dir/viewer.kubeconfig" > "$dir/wan.kubeconfig"
+  export KUBECONFIG="$dir/wan.kubeconfig"
+  log "measuring through toxiproxy: 127.0.0.1:$wan_port -> API 127.0.0.1:$api_port, 20 ms and 100 Mbit/s each way"
+fi
 objects() { "$bin/kubectl" --kubeconfig "$admin" get "$(namespaced_types)" -n "$1" -o name 2>/dev/null | wc -l; }
 namespaced_types() {
   "$bin/kubectl" --kubeconfig "$admin" api-resources --verbs=list --namespaced=true -o name | grep -v '^events' | paste -sd, -
@@ -86,7 +120,16 @@ bench() {
     time_runs "$work/peer" "$runs" bash -c "$peer"
     peer_s=$(median "$work/peer" 1); peer_rss=$(mb "$(median "$work/peer" 2)"); peer_ratio=$(ratio "$peer_s" "$ours")
   fi
-  rows+=("| \`kubectl coord $*\` | $scope | $requests | $ours | $floor | $(ratio "$ours" "$floor") | $(mb "$rss") | $peer_label | $peer_s | $peer_ratio | $peer_rss |")
+  if [[ $link == wan ]]; then
+    local bytes h1
+    bytes=$(awk -F'\t' '$1 == "GET" && $5 ~ /^[0-9]+$/ {b += $5} END {printf "%.2f", b / 1048576}' "$trace")
+    : > "$work/h1"
+    for ((i = 0; i < runs; i++)); do KUBECTL_COORD_HTTP1=1 time_runs "$work/h1" 1 "$coord" "$@"; done
+    h1=$(median "$work/h1" 1)
+    rows+=("| \`kubectl coord $*\` | $scope | $requests | $bytes | $ours | $h1 | $floor | $(ratio "$ours" "$floor") | $(mb "$rss") | $peer_label | $peer_s | $peer_ratio |")
+  else
+    rows+=("| \`kubectl coord $*\` | $scope | $requests | $ours | $floor | $(ratio "$ours" "$floor") | $(mb "$rss") | $peer_label | $peer_s | $peer_ratio | $peer_rss |")
+  fi
 }
 
 k="$bin/kubectl"
@@ -122,6 +165,33 @@ runs.sort()
 print(f"{runs[len(runs) // 2]:.1f}")
 EOF
 )
+
+if [[ $link == wan ]]; then
+  out=docs/benchmarks-wan.md
+  {
+    echo "# Benchmarks over a WAN-like link"
+    echo
+    echo "Generated by \`bash scripts/bench.sh --link wan --runs $runs --scale $scale\` on $(date -u +%Y-%m-%d);"
+    echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; the same namespaces as [benchmarks.md](benchmarks.md)."
+    echo
+    echo "Every client (ours, the floor, kubectl) reaches the API server through toxiproxy"
+    echo "$("$bin/toxiproxy-server" -version 2>&1 | head -n1 | tr -d '\n') on loopback with 20 ms of latency and 100 Mbit/s in each"
+    echo "direction: a round trip costs 40 ms, as over a VPN or a bastion. **ours**: HTTP/2 (ALPN) and"
+    echo "gzip; **ours, HTTP/1.1**: the same binary with KUBECTL_COORD_HTTP1=1 (each concurrent"
+    echo "request on its own connection, as kube's own client does). **floor**: the command's own"
+    echo "requests replayed by client-go's transport (HTTP/2 and gzip, kubectl's defaults), the pages"
+    echo "of each list in order, everything else 8 at a time. **MB**: response bodies on the wire"
+    echo "(gzip where the server compressed), from our request trace. Medians of $runs runs; peers $runs runs."
+    echo
+    echo "| command | scope | requests | MB | ours (s) | ours, HTTP/1.1 (s) | floor (s) | ratio | our peak RSS (MB) | peer | peer (s) | peer ratio |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${rows[@]}"
+  } > "$out"
+  kill "$toxi_pid" 2>/dev/null || true
+  log "wrote $out"
+  cat "$out"
+  exit 0
+fi
 
 out=docs/benchmarks.md
 mkdir -p docs

@@ -14,6 +14,17 @@ cluster_dir="$root/target/test-cluster-$$"
 cleanup() { bash "$root/tests/cluster/down.sh" "$cluster_dir"; }
 trap cleanup EXIT
 
+# Real proxy servers for tests/network.rs, from Debian's packages (binaries only: no
+# service is started). A missing one fails the run rather than skipping its tests.
+missing=()
+command -v tinyproxy >/dev/null || missing+=(tinyproxy-bin)
+command -v microsocks >/dev/null || missing+=(microsocks)
+if (( ${#missing[@]} )); then
+  log "installing ${missing[*]} from Debian"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >/dev/null \
+    || { log "FAILED: could not install ${missing[*]} (needed by tests/network.rs)"; exit 1; }
+fi
+
 log "building the plugin and the tests"
 cargo build --locked --release --bins || exit 1
 cargo test --locked --no-run || exit 1

@@ -28,17 +28,25 @@ pub struct Target {
     /// -n, else the context's namespace, else "default".
     pub namespace: String,
     pub request_timeout: Option<Duration>,
+    /// The proxy every request goes through, if any.
+    pub proxy: Option<super::proxy::Proxy>,
 }
 
 pub async fn resolve(args: &ConnectionArgs) -> Result<Target> {
     let request_timeout = parse_timeout(&args.request_timeout).map_err(usage)?;
     let loaded = load_kubeconfig(args.kubeconfig.as_deref())?;
     let (kubeconfig, context, server, context_namespace) = select(args, loaded)?;
+    let kubeconfig_proxy =
+        kubeconfig.clusters.first().and_then(|c| c.cluster.as_ref()).and_then(|c| c.proxy_url.clone());
     let options = KubeConfigOptions { context: Some(SYNTHETIC.into()), cluster: None, user: None };
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
         .await
         .map_err(|e| usage(format!("kubeconfig: {e}")))?;
     config.headers.push((http::header::USER_AGENT, http::HeaderValue::from_static(USER_AGENT)));
+    // kube applies HTTPS_PROXY and NO_PROXY differently from kubectl: decide as kubectl does.
+    let proxy = super::proxy::choose(&config.cluster_url, kubeconfig_proxy.as_deref(), |k| std::env::var(k).ok())
+        .map_err(usage)?;
+    config.proxy_url = None;
     if let Some(timeout) = request_timeout {
         config.connect_timeout = Some(timeout);
         config.read_timeout = Some(timeout);
@@ -49,7 +57,7 @@ pub async fn resolve(args: &ConnectionArgs) -> Result<Target> {
     if namespace.is_empty() {
         return Err(usage("a namespace must not be empty (-n)"));
     }
-    Ok(Target { config, context, server, namespace, request_timeout })
+    Ok(Target { config, context, server, namespace, request_timeout, proxy })
 }
 
 /// Reads `--kubeconfig` (must exist), else every existing file of `$KUBECONFIG`

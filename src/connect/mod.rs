@@ -4,7 +4,9 @@ pub mod discovery;
 pub mod duration;
 pub mod kubeconfig;
 pub mod list;
+pub mod proxy;
 pub mod request;
+pub mod transport;
 pub mod watch;
 
 use std::sync::Arc;

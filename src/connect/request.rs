@@ -14,6 +14,7 @@ use http::{Method, Request, StatusCode, header};
 use jiff::Timestamp;
 
 use super::kubeconfig::Target;
+use super::transport::Wire;
 
 /// Media types the plugin asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,13 +141,20 @@ pub struct Conn {
     client: kube::Client,
     server: String,
     timeout: Option<Duration>,
+    /// The proxy's URL, named in every error that did not reach the server.
+    proxy: Option<String>,
 }
 
 impl Conn {
     pub fn new(target: &Target) -> anyhow::Result<Conn> {
-        let client = kube::Client::try_from(target.config.clone())
-            .map_err(|e| crate::error::usage(format!("cannot set up a client for {}: {}", target.server, flat(&e))))?;
-        Ok(Conn { client, server: target.server.trim_end_matches('/').to_string(), timeout: target.request_timeout })
+        let client = super::transport::client(&target.config, target.proxy.as_ref())
+            .map_err(|e| crate::error::usage(format!("cannot set up a client for {}: {e}", target.server)))?;
+        Ok(Conn {
+            client,
+            server: target.server.trim_end_matches('/').to_string(),
+            timeout: target.request_timeout,
+            proxy: target.proxy.as_ref().map(|p| p.url.to_string().trim_end_matches('/').to_string()),
+        })
     }
 
     pub fn server(&self) -> &str {
@@ -191,14 +199,22 @@ impl Conn {
             .header(header::ACCEPT, effective_accept(path, accept, true).header_value())
             .body(Vec::new())
             .expect("a GET with a valid path always builds");
-        Self::trace(&request);
+        let line = Self::trace_line(&request);
         let response = self.bounded(&Method::GET, path, self.respond(request)).await?;
+        Self::trace(line, response.extensions().get::<Wire>(), None);
         Ok(WatchStream { body: response.into_body(), buffer: Vec::new() })
     }
 
-    /// Appends the request to the file KUBECTL_COORD_TRACE names, if any: one line of
-    /// method, Accept and path (the benchmark replays exactly these as its floor).
-    fn trace(request: &Request<Vec<u8>>) {
+    /// The start of a trace line: method, Accept and path (what the benchmark replays).
+    fn trace_line(request: &Request<Vec<u8>>) -> String {
+        let accept = request.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or_default();
+        format!("{}\t{accept}\t{}", request.method(), request.uri())
+    }
+
+    /// Appends a request to the file KUBECTL_COORD_TRACE names, if any: one line of method,
+    /// Accept, path, then the protocol, the body's bytes on the wire (compressed when the
+    /// server compressed it) and decoded (none for a watch, whose body streams on).
+    fn trace(line: String, wire: Option<&Wire>, decoded: Option<usize>) {
         static TRACE: OnceLock<Option<Mutex<std::fs::File>>> = OnceLock::new();
         let file = TRACE.get_or_init(|| {
             let path = std::env::var_os("KUBECTL_COORD_TRACE")?;
@@ -207,8 +223,12 @@ impl Conn {
         if let Some(file) = file
             && let Ok(mut f) = file.lock()
         {
-            let accept = request.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or_default();
-            let _ = writeln!(f, "{}\t{accept}\t{}", request.method(), request.uri());
+            let protocol = wire.map(Wire::protocol_name).unwrap_or("-");
+            let bytes = match (wire, decoded) {
+                (Some(w), Some(d)) => format!("{}\t{d}", w.bytes()),
+                _ => "-\t-".into(),
+            };
+            let _ = writeln!(f, "{line}\t{protocol}\t{bytes}");
         }
     }
 
@@ -232,8 +252,9 @@ impl Conn {
     }
 
     async fn send_once(&self, request: Request<Vec<u8>>, method: &Method, path: &str) -> Result<Reply, RequestError> {
-        Self::trace(&request);
+        let line = Self::trace_line(&request);
         let response = self.respond(request).await?;
+        let wire = response.extensions().get::<Wire>().cloned();
         let server_time = response
             .headers()
             .get(header::DATE)
@@ -242,6 +263,7 @@ impl Conn {
         let body = response.into_body().collect_bytes().await.map_err(|e| {
             self.error(method, path, None, String::new(), format!("reading the response: {}", flat(&e)))
         })?;
+        Self::trace(line, wire.as_ref(), Some(body.len()));
         Ok(Reply { body: body.to_vec(), server_time })
     }
 
@@ -260,7 +282,13 @@ impl Conn {
                     status.message.clone(),
                 ));
             }
-            Err(e) => return Err(self.error(&method, &path, None, String::new(), flat(&e))),
+            Err(e) => {
+                let message = match &self.proxy {
+                    Some(proxy) => format!("through proxy {proxy}: {}", flat(&e)),
+                    None => flat(&e),
+                };
+                return Err(self.error(&method, &path, None, String::new(), message));
+            }
         };
         if !response.status().is_success() {
             let code = response.status().as_u16();

@@ -15,6 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 K8S_VERSION=$(mod_version "$here/k8s" k8s.io/kubernetes)
 ETCD_VERSION=$(mod_version "$here/etcd" go.etcd.io/etcd/server/v3)
 KREW_VERSION=$(mod_version "$here/krew" sigs.k8s.io/krew)
+TOXIPROXY_VERSION=$(mod_version "$here/toxiproxy" github.com/Shopify/toxiproxy/v2)
 cache_root=${KUBECTL_COORD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-coord}
 
 log() { printf '[build] %s\n' "$*" >&2; }
@@ -67,6 +68,9 @@ loader_bin=$(build_set loader "$K8S_VERSION" "$(pin_hash "$here/k8s" "$here"/k8s
 # The benchmarks' floor: replays a command's request trace with a plain client.
 floor_bin=$(build_set floor "$K8S_VERSION" "$(pin_hash "$here/k8s" "$here"/k8s/floor/*.go)" "$here/k8s" "-s -w" \
   ./floor)
+# A network simulator for the benchmark over a WAN-like link (scripts/bench.sh --link wan).
+toxiproxy_bin=$(build_set toxiproxy "$TOXIPROXY_VERSION" "$(pin_hash "$here/toxiproxy")" "$here/toxiproxy" "-s -w" \
+  github.com/Shopify/toxiproxy/v2/cmd/server)
 
 # One directory to put on PATH, with the names the tools are known by.
 bin="$cache_root/bin-$K8S_VERSION-$ETCD_VERSION-$KREW_VERSION-$(pin_hash "$here/k8s" "$here"/k8s/elector/*.go "$here"/k8s/loader/*.go "$here"/k8s/floor/*.go)"
@@ -78,4 +82,5 @@ ln -sf "$krew_bin/validate-krew-manifest" "$bin/validate-krew-manifest"
 ln -sf "$elector_bin/elector" "$bin/coord-test-elector"
 ln -sf "$loader_bin/loader" "$bin/coord-bench-loader"
 ln -sf "$floor_bin/floor" "$bin/coord-bench-floor"
+ln -sf "$toxiproxy_bin/server" "$bin/toxiproxy-server"
 echo "$bin"

@@ -44,8 +44,9 @@ func main() {
 	scanner := bufio.NewScanner(f)
 	scanner.Buffer(make([]byte, 1<<20), 1<<20)
 	for scanner.Scan() {
-		parts := strings.SplitN(scanner.Text(), "\t", 3)
-		if len(parts) != 3 || parts[0] != "GET" {
+		// method, Accept, path, then protocol and bytes, which the replay does not need.
+		parts := strings.Split(scanner.Text(), "\t")
+		if len(parts) < 3 || parts[0] != "GET" {
 			continue
 		}
 		requests++
