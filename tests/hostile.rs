@@ -17,6 +17,7 @@ const COMMANDS: &[&[&str]] = &[
     &["fields", "deploy/x"],
     &["owners", "--all"],
     &["owners", "deploy/x"],
+    &["trace", "deploy/x"],
 ];
 
 #[test]

@@ -355,13 +355,15 @@ fn a_custom_resource_whose_status_writer_went_quiet_is_a_stall_of_that_writer() 
     let c = cluster();
     let ns = c.fresh_namespace("trace-cr");
     c.apply(
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gadgets.trace.coord.test}\nspec:\n  group: trace.coord.test\n  scope: Namespaced\n  names: {plural: gadgets, singular: gadget, kind: Gadget}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    subresources: {status: {}}\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: tracegadgets.trace.coord.test}\nspec:\n  group: trace.coord.test\n  scope: Namespaced\n  names: {plural: tracegadgets, singular: tracegadget, kind: TraceGadget}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    subresources: {status: {}}\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
     );
-    wait_for("the Gadget CRD to be served", 60, || c.kubectl(&["get", "gadgets.trace.coord.test", "-A"]).code == 0);
+    wait_for("the TraceGadget CRD to be served", 60, || {
+        c.kubectl(&["get", "tracegadgets.trace.coord.test", "-A"]).code == 0
+    });
     // The operator is this test, writing status through /status under its own manager name.
     let operator = format!("gadget-operator-{}", &ns[ns.len() - 6..]);
     c.apply(&format!(
-        "apiVersion: trace.coord.test/v1\nkind: Gadget\nmetadata: {{name: g, namespace: {ns}}}\nspec: {{size: 1}}\n"
+        "apiVersion: trace.coord.test/v1\nkind: TraceGadget\nmetadata: {{name: g, namespace: {ns}}}\nspec: {{size: 1}}\n"
     ));
     let write_status = |generation: u32| {
         let patch = format!(r#"{{"status":{{"observedGeneration":{generation}}}}}"#);
@@ -369,7 +371,7 @@ fn a_custom_resource_whose_status_writer_went_quiet_is_a_stall_of_that_writer() 
             "-n",
             &ns,
             "patch",
-            "gadget",
+            "tracegadget",
             "g",
             "--subresource=status",
             "--type=merge",
@@ -383,23 +385,23 @@ fn a_custom_resource_whose_status_writer_went_quiet_is_a_stall_of_that_writer() 
     write_status(1);
     // Its lease, as an election library would leave it after the process stopped renewing.
     c.apply(&common::lease_yaml(&ns, &operator, &format!("{operator}-7d9f_1234"), 15, Some(-120), 0));
-    c.kubectl(&["-n", &ns, "patch", "gadget", "g", "--type=merge", "-p", r#"{"spec":{"size":2}}"#]).ok();
+    c.kubectl(&["-n", &ns, "patch", "tracegadget", "g", "--type=merge", "-p", r#"{"spec":{"size":2}}"#]).ok();
     std::thread::sleep(Duration::from_secs(3));
 
-    let v = c.coord("viewer", &["trace", "gadget/g", "-n", &ns, "--stall-after", "1s", "-o", "json"]).ok().json();
+    let v = c.coord("viewer", &["trace", "tracegadget/g", "-n", &ns, "--stall-after", "1s", "-o", "json"]).ok().json();
     let s = &v["stalls"][0];
     assert_eq!(s["kind"], "generation-not-observed", "{v:#}");
     assert_eq!(s["responsible"]["controller"], format!("its status writer {operator} (status)"));
     assert_eq!(s["lease"]["name"], operator.as_str());
     assert_eq!(s["lease"]["state"], "expired");
     assert!(s["message"].as_str().unwrap().ends_with("no leader"), "{s}");
-    let status = hops(&v, "gadget.trace.coord.test/g", "status");
+    let status = hops(&v, "tracegadget.trace.coord.test/g", "status");
     assert_eq!(status[0]["writer"], format!("{operator} (status)"));
 
     // The writer catches up: the stall clears.
     write_status(2);
     let v = c
-        .coord("viewer", &["trace", "gadget/g", "-n", &ns, "--stall-after", "1s", "--exit-code", "-o", "json"])
+        .coord("viewer", &["trace", "tracegadget/g", "-n", &ns, "--stall-after", "1s", "--exit-code", "-o", "json"])
         .ok()
         .json();
     assert!(v["stalls"].as_array().unwrap().is_empty(), "{v:#}");

@@ -34,6 +34,13 @@ pub enum LeaseKey {
     Manager { manager: String },
 }
 
+impl LeaseKey {
+    /// kube-system/NAME: kube-controller-manager, kube-scheduler.
+    pub fn control_plane(name: &str) -> LeaseKey {
+        LeaseKey::Named { namespace: "kube-system".into(), name: name.into() }
+    }
+}
+
 /// The controller that should react, and the process it runs in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -82,7 +89,7 @@ const KCM_CONTROLLERS: &[(&str, &str, &str)] = &[
 const REPORTS_OBSERVED_GENERATION: &[&str] = &["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"];
 
 fn kcm_lease() -> LeaseKey {
-    LeaseKey::Named { namespace: "kube-system".into(), name: "kube-controller-manager".into() }
+    LeaseKey::control_plane("kube-controller-manager")
 }
 
 /// Who should act on `o`'s spec: a built-in controller, else the manager that writes its status.
@@ -108,7 +115,7 @@ fn scheduler(o: &TraceObject) -> Responsible {
         Responsible {
             controller: "the scheduler".into(),
             runs_in: Some("kube-scheduler".into()),
-            lease: Some(LeaseKey::Named { namespace: "kube-system".into(), name: "kube-scheduler".into() }),
+            lease: Some(LeaseKey::control_plane("kube-scheduler")),
         }
     } else {
         Responsible {

@@ -240,7 +240,10 @@ impl Conn {
             let mut retries = 0;
             loop {
                 match self.send_once(copy(&request), &method, &path).await {
-                    Err(e) if e.code.is_some_and(retryable) && retries < MAX_RETRIES => {
+                    Err(e)
+                        if (e.code.is_some_and(retryable) || e.reason == CONNECTION_CLOSED)
+                            && retries < MAX_RETRIES =>
+                    {
                         tokio::time::sleep(backoff(retries)).await;
                         retries += 1;
                     }
@@ -287,7 +290,8 @@ impl Conn {
                     Some(proxy) => format!("through proxy {proxy}: {}", flat(&e)),
                     None => flat(&e),
                 };
-                return Err(self.error(&method, &path, None, String::new(), message));
+                let reason = if closed_gracefully(&e) { CONNECTION_CLOSED } else { "" };
+                return Err(self.error(&method, &path, None, reason.into(), message));
             }
         };
         if !response.status().is_success() {
@@ -330,6 +334,22 @@ impl Conn {
             message,
         }
     }
+}
+
+/// The reason given to a request lost because the server closed its HTTP/2 connection
+/// gracefully (GOAWAY with NO_ERROR), as the API server does after answering 401 on it:
+/// the request was not refused, and a GET is safe to send again on a new connection.
+const CONNECTION_CLOSED: &str = "ConnectionClosed";
+
+fn closed_gracefully(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(err);
+    while let Some(e) = next {
+        if let Some(h2) = e.downcast_ref::<h2::Error>() {
+            return h2.is_go_away() && h2.reason() == Some(h2::Reason::NO_ERROR);
+        }
+        next = e.source();
+    }
+    false
 }
 
 /// Retries after a 429 or 5xx answer, on top of the first attempt.

@@ -22,6 +22,8 @@ use crate::connect::{Accept, Session};
 
 pub struct Fetched {
     pub snap: TraceSnapshot,
+    /// The control-plane leases, read beside the subtree in case a stall names them.
+    pub leases: BTreeMap<LeaseKey, LeaseLookup>,
     pub skipped: Vec<Skipped>,
     pub server_time: Option<Timestamp>,
     /// Where the subtree lives (the namespace, or every namespace for a cluster-scoped root).
@@ -45,22 +47,12 @@ pub async fn subtree(
         Scope::Namespace(ns) => Some(ns.as_str()),
         Scope::AllNamespaces => None,
     };
-    let graph_and_events =
-        async { futures::join!(owners_fetch::snapshot(session, resources, &scope), events(session, events_ns)) };
-    let (listed, events) = if scope == Scope::AllNamespaces {
-        graph_and_events.await
+    let listed = if scope == Scope::AllNamespaces {
+        owners_fetch::snapshot(session, resources, &scope).await?
     } else {
-        session.checking_namespace(async { Ok(graph_and_events.await) }).await?
+        session.checking_namespace(owners_fetch::snapshot(session, resources, &scope)).await?
     };
-    let listed = listed?;
     let mut skipped = listed.skipped;
-    let events = match events {
-        Ok(e) => e,
-        Err(reason) => {
-            skipped.push(Skipped { resource: "events".into(), namespace: events_ns.map(str::to_string), reason });
-            Vec::new()
-        }
-    };
     let graph = Graph::build(listed.objects, &listed.coverage);
     let ns = resource.namespaced.then_some(session.namespace.as_str());
     let root = graph.find(&resource.group, &resource.kind, ns, name).ok_or_else(|| {
@@ -73,7 +65,22 @@ pub async fn subtree(
     let rows: Vec<_> =
         tree(&graph, root, Walk { up: false, down: true, depth: None }).into_iter().filter(|r| !r.repeat).collect();
     let nodes: BTreeSet<usize> = rows.iter().map(|r| r.node).collect();
-    let mut full = owners_fetch::full_objects(session, &graph, &nodes, resources).await;
+    // Full objects, their Events and the control-plane leases: independent, so side by side.
+    let wanted: Vec<(String, Option<String>)> =
+        nodes.iter().map(|&n| (graph.objects[n].uid.clone(), graph.objects[n].namespace.clone())).collect();
+    let control_plane = [LeaseKey::control_plane("kube-controller-manager"), LeaseKey::control_plane("kube-scheduler")];
+    let (mut full, events, leases) = futures::join!(
+        owners_fetch::full_objects(session, &graph, &nodes, resources),
+        events(session, events_ns, &wanted),
+        leases(session, control_plane.into())
+    );
+    let events = match events {
+        Ok(e) => e,
+        Err(reason) => {
+            skipped.push(Skipped { resource: "events".into(), namespace: events_ns.map(str::to_string), reason });
+            Vec::new()
+        }
+    };
 
     let mut snap = TraceSnapshot::default();
     // The parent of a row is the last row one level up (rows come depth first).
@@ -95,7 +102,7 @@ pub async fn subtree(
     let uids: BTreeSet<&str> = snap.objects.iter().map(|o| o.uid.as_str()).collect();
     snap.events = events.into_iter().filter(|e| uids.contains(e.object_uid.as_str())).collect();
     skipped.sort_by(|a, b| a.resource.cmp(&b.resource));
-    Ok(Fetched { snap, skipped, server_time: listed.server_time, scope })
+    Ok(Fetched { snap, leases, skipped, server_time: listed.server_time, scope })
 }
 
 /// The list's type is authoritative (a metadata-only read says PartialObjectMetadata).
@@ -121,17 +128,40 @@ fn from_metadata(o: &Object) -> TraceObject {
     }
 }
 
-/// Every Event in the scope (core/v1: it carries both APIs' events), or why not.
-async fn events(session: &Session, namespace: Option<&str>) -> Result<Vec<EventSnap>, String> {
+/// Above this many objects one list of the scope's Events beats one list per object.
+const EVENT_LISTS_PER_OBJECT: usize = 64;
+
+/// The Events about `objects` (uid, namespace), from core/v1 (it carries both APIs'
+/// events): selected by involvedObject.uid for a small subtree (a namespace of thousands of
+/// pods has thousands of scheduler events nobody asked about), else the scope's whole list.
+async fn events(
+    session: &Session,
+    scope: Option<&str>,
+    objects: &[(String, Option<String>)],
+) -> Result<Vec<EventSnap>, String> {
     let collection = |ns: Option<&str>| match ns {
         Some(ns) => format!("/api/v1/namespaces/{}/events", encode(ns)),
         None => "/api/v1/events".to_string(),
     };
-    match session.list_scoped::<Value>(namespace, collection, "", Accept::Json).await {
-        Ok((listed, _)) => Ok(listed.items.iter().map(event_from_json).collect()),
-        Err(e) if e.forbidden() => Err("forbidden".into()),
-        Err(e) => Err(e.to_string()),
+    let why = |e: crate::connect::RequestError| if e.forbidden() { "forbidden".to_string() } else { e.to_string() };
+    if objects.len() > EVENT_LISTS_PER_OBJECT {
+        let (listed, _) = session.list_scoped::<Value>(scope, collection, "", Accept::Json).await.map_err(why)?;
+        return Ok(listed.items.iter().map(event_from_json).collect());
     }
+    let lists: Vec<Result<Vec<EventSnap>, String>> = stream::iter(objects)
+        .map(|(uid, ns)| async move {
+            let query = format!("fieldSelector={}", encode(&format!("involvedObject.uid={uid}")));
+            // Events about a cluster-scoped object may be in any namespace.
+            let (listed, _) = session
+                .list_scoped::<Value>(ns.as_deref().or(scope), collection, &query, Accept::Json)
+                .await
+                .map_err(why)?;
+            Ok(listed.items.iter().map(event_from_json).collect())
+        })
+        .buffer_unordered(8)
+        .collect()
+        .await;
+    lists.into_iter().collect::<Result<Vec<_>, _>>().map(|l| l.into_iter().flatten().collect())
 }
 
 /// Reads the leases `keys` name: a GET each for named leases, one list of every lease

@@ -118,8 +118,12 @@ async fn trace_once(
     });
     let hops = timeline(&fetched.snap);
     let found = stalls(&fetched.snap, now, stall_after.as_secs() as i64);
-    let keys: BTreeSet<_> = found.iter().filter_map(|s| s.responsible.lease.clone()).collect();
-    let leases = fetch::leases(session, keys).await;
+    let keys: BTreeSet<_> =
+        found.iter().filter_map(|s| s.responsible.lease.clone()).filter(|k| !fetched.leases.contains_key(k)).collect();
+    let mut leases = fetched.leases;
+    if !keys.is_empty() {
+        leases.extend(fetch::leases(session, keys).await);
+    }
     let explained = found
         .into_iter()
         .map(|stall| {
