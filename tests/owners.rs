@@ -333,6 +333,13 @@ fn cascade_agrees_with_the_garbage_collector(policy: &str) {
     ));
     let shared_uid = uid(&c, Some(&ns), "cm/shared");
     let solo_uid = uid(&c, Some(&ns), "cm/solo");
+    // Foreground: a blocking dependent held by a finalizer keeps the Deployment waiting,
+    // while a non-blocking one is deleted at once.
+    if policy == "foreground" {
+        let held = owner_ref("apps/v1", "Deployment", "web", &deploy_uid, false, true);
+        c.apply(&configmap(&ns, "held", &[held], &["coord.test/hold"]));
+        c.apply(&configmap(&ns, "loose", &[owner_ref("apps/v1", "Deployment", "web", &deploy_uid, false, false)], &[]));
+    }
 
     let before = inventory(&c, &ns);
     let run = c.coord("viewer", &["owners", "deploy/web", "-n", &ns, "--cascade", policy, "-o", "json"]).ok();
@@ -344,7 +351,23 @@ fn cascade_agrees_with_the_garbage_collector(policy: &str) {
     let text = c.coord("viewer", &["owners", "deploy/web", "-n", &ns, "--cascade", policy]).ok().stdout;
     assert!(text.contains(&format!("kubectl delete --cascade={policy} Deployment {ns}/web would:")), "{text}");
 
-    c.kubectl(&["-n", &ns, "delete", "deploy", "web", &format!("--cascade={policy}"), "--timeout=90s"]).ok();
+    if policy == "foreground" {
+        let order = report["cascade"][0]["order"].as_array().unwrap();
+        let step_of = |u: &str| order.iter().position(|s| s.as_array().unwrap().iter().any(|o| o["uid"] == u)).unwrap();
+        let (held_uid, loose_uid) = (uid(&c, Some(&ns), "cm/held"), uid(&c, Some(&ns), "cm/loose"));
+        assert!(step_of(&loose_uid) < step_of(&deploy_uid), "a non-blocking dependent does not wait for its owner");
+        assert!(step_of(&held_uid) < step_of(&deploy_uid), "the owner waits for its blocking dependent");
+        c.kubectl(&["-n", &ns, "delete", "deploy", "web", "--cascade=foreground", "--wait=false"]).ok();
+        // What the prediction says is already gone while the owner still waits.
+        wait_for("the non-blocking dependent to go in the first pass", 60, || !inventory(&c, &ns).contains(&loose_uid));
+        let waiting = c.kubectl(&["-n", &ns, "get", "deploy", "web", "-o", "json"]).ok().json();
+        assert!(waiting["metadata"]["deletionTimestamp"].is_string(), "the Deployment waits, deleting");
+        assert!(inventory(&c, &ns).contains(&held_uid), "held by its finalizer");
+        c.kubectl(&["-n", &ns, "patch", "cm", "held", "--type=merge", "-p", "{\"metadata\":{\"finalizers\":null}}"])
+            .ok();
+    } else {
+        c.kubectl(&["-n", &ns, "delete", "deploy", "web", &format!("--cascade={policy}"), "--timeout=90s"]).ok();
+    }
     wait_for("the predicted deletions", 90, || inventory(&c, &ns).is_disjoint(&predicted_delete));
     // Let the collector finish anything it would do beyond the prediction.
     std::thread::sleep(Duration::from_secs(5));

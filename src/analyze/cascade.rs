@@ -6,6 +6,8 @@
 //!   another live owner is kept and only loses the reference.
 //! - foreground: the same objects are deleted, but an owner stays (with the
 //!   foregroundDeletion finalizer) until each dependent that has blockOwnerDeletion is gone.
+//!   The collector deletes every dependent at once, in its first pass: one without
+//!   blockOwnerDeletion neither waits for its owner nor holds it.
 //! - orphan: only the object goes; its direct dependents lose the reference and stay.
 
 use serde::Serialize;
@@ -128,7 +130,8 @@ fn live_dependents(graph: &Graph, owner: usize) -> impl Iterator<Item = usize> +
 
 /// Kahn's algorithm over "must complete before" constraints between deleted objects:
 /// in background an owner goes before its dependents; in foreground a blocking
-/// dependent goes before its owner and a non-blocking one after it.
+/// dependent goes before its owner, and a non-blocking one is deleted at once, unordered
+/// with its owner.
 fn completion_order(
     graph: &Graph,
     delete: &[usize],
@@ -145,7 +148,10 @@ fn completion_order(
             if !deleted[o] || o == d || (policy == Policy::Background && d == root) {
                 continue;
             }
-            let (first, then) = if policy == Policy::Foreground && graph.objects[d].owner_refs[k].blocks() {
+            let (first, then) = if policy == Policy::Foreground {
+                if !graph.objects[d].owner_refs[k].blocks() {
+                    continue;
+                }
                 (d, o)
             } else if d == root {
                 // The root is deleted explicitly; an owner of it does not hold it back.
@@ -240,9 +246,10 @@ mod tests {
         assert!(p.blocks.contains(&(2, Block::HoldsOwner(1))));
         assert!(!p.blocks.iter().any(|(o, _)| *o == 3), "web-1-b does not block its owner");
         let steps: Vec<Vec<String>> = p.order.iter().map(|s| name_list(&g, s)).collect();
-        // The blocking pod goes first, then its ReplicaSet, then the Deployment; non-blocking
-        // dependents (web-1-b, half-dangling) are collected after their owner is gone.
-        assert_eq!(steps, vec![vec!["web-1-a"], vec!["web-1"], vec!["web", "web-1-b"], vec!["half-dangling"]]);
+        // Every dependent is deleted in the collector's first pass: the non-blocking ones
+        // (web-1-b, half-dangling) are gone at once, while the blocking pod holds its
+        // ReplicaSet and the ReplicaSet holds the Deployment.
+        assert_eq!(steps, vec![vec!["half-dangling", "web-1-a", "web-1-b"], vec!["web-1"], vec!["web"]]);
     }
 
     #[test]
