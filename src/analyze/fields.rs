@@ -220,6 +220,15 @@ fn mixed_label(entries: &[Entry], manager: &str) -> Option<String> {
     (apply && update).then(|| writer_label(entries, &ids))
 }
 
+/// Whether `path` is `prefix` or lies below it, by whole segments: `.spec.replicas` is
+/// within `.spec` but not within `.spec.rep`; list items (`[name=web]`) are segments too.
+pub fn path_within(path: &str, prefix: &str) -> bool {
+    match path.strip_prefix(prefix) {
+        Some(rest) => rest.is_empty() || prefix.ends_with(['.', '[']) || rest.starts_with(['.', '[']),
+        None => false,
+    }
+}
+
 /// Another manager writes status through the status subresource, so it exists and the
 /// object's controller uses it: `e` writing status through the main resource is not the
 /// controller. (A CRD without a status subresource leaves its controller no other way.)
@@ -276,6 +285,19 @@ mod tests {
         assert!(!got.iter().any(|(p, _)| p == ".status.replicas"), "status written through /status is fine");
         assert!(got.contains(&(".metadata.labels.extra".into(), ContestKind::UpdateInsideApply)));
         assert!(!got.iter().any(|(p, _)| p.starts_with(".metadata.annotations")), "{got:#?}");
+    }
+
+    #[test]
+    fn path_filters_match_whole_segments() {
+        assert!(path_within(".spec.replicas", ".spec.replicas"));
+        assert!(path_within(".spec.replicas", ".spec"));
+        assert!(path_within(".spec.replicas", ".spec."));
+        assert!(!path_within(".spec.replicasX", ".spec.replicas"));
+        assert!(!path_within(".spec.replicas", ".spec.rep"));
+        assert!(path_within(".spec.containers[name=web].image", ".spec.containers"));
+        assert!(path_within(".spec.containers[name=web].image", ".spec.containers[name=web]"));
+        assert!(!path_within(".spec.containers[name=web2].image", ".spec.containers[name=web"));
+        assert!(!path_within(".status", ".spec"));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::age::since as age;
-use crate::analyze::fields::{Contest, ContestKind, Entry, contests, ownership};
+use crate::analyze::fields::{Contest, ContestKind, Entry, contests, ownership, path_within};
 use crate::analyze::fieldsv1::{DecodeError, Decoded, decode};
 use crate::analyze::resource_ref::{parse_args, resolve};
 use crate::cli::ConnectionArgs;
@@ -237,7 +237,7 @@ fn analyze_object(
         })
         .collect();
     let keep_manager = |e: &Entry| args.manager.as_ref().is_none_or(|m| &e.manager == m);
-    let keep_path = |p: &str| args.path.as_ref().is_none_or(|prefix| p.starts_with(prefix.as_str()));
+    let keep_path = |p: &str| args.path.as_ref().is_none_or(|prefix| path_within(p, prefix));
     let mut fields = Vec::new();
     for (path, ids) in ownership(&entries) {
         let text = path.to_string();
