@@ -14,7 +14,8 @@ manifest=${made[0]} archive=${made[1]}
 # validate-krew-manifest requires the file's base name to equal metadata.name.
 [[ $(basename "$manifest") == coord.yaml ]]
 "$bin/validate-krew-manifest" -manifest "$manifest" -skip-install
-tar -tzf "$archive" | sort | tr '\n' ' ' | grep -qx 'LICENSE kubectl-coord ' || { echo "archive must hold exactly the binary and LICENSE" >&2; exit 1; }
+tar -tzf "$archive" | sort | tr '\n' ' ' | grep -qx 'LICENSE kubectl-coord kubectl_complete-coord ' \
+  || { echo "archive must hold exactly the plugin, its completion executable and LICENSE" >&2; exit 1; }
 export KREW_ROOT="$work/krew" KREW_NO_UPGRADE_CHECK=1
 PATH="$bin:/usr/bin:/bin" "$bin/kubectl-krew" install --no-update-index --manifest "$manifest" --archive "$archive" </dev/null
 [[ -x $KREW_ROOT/bin/kubectl-coord ]] || { echo "krew did not install kubectl-coord" >&2; exit 1; }
@@ -22,4 +23,11 @@ out=$(PATH="$KREW_ROOT/bin:$bin:/usr/bin:/bin" KUBECONFIG="$cluster/viewer.kubec
 echo "$out"
 grep -q '^Server Version: v1.36.3$' <<<"$out"
 grep -q '^User: *coord-viewer$' <<<"$out"
-echo "krew check passed: validated, installed offline into a throwaway KREW_ROOT, found by kubectl"
+# krew links only the plugin's bin into $KREW_ROOT/bin; the completion executable lives
+# in the plugin's store directory, from where users link it onto PATH (README).
+store=$(dirname "$(readlink -f "$KREW_ROOT/bin/kubectl-coord")")
+[[ -x $store/kubectl_complete-coord ]] || { echo "krew did not install kubectl_complete-coord" >&2; exit 1; }
+ln -s "$store/kubectl_complete-coord" "$work/kubectl_complete-coord"
+completions=$(PATH="$KREW_ROOT/bin:$work:$bin:/usr/bin:/bin" KUBECONFIG="$cluster/viewer.kubeconfig" kubectl __complete coord tr 2>/dev/null)
+grep -q '^trace' <<<"$completions" || { echo "kubectl __complete coord tr did not offer trace: $completions" >&2; exit 1; }
+echo "krew check passed: validated, installed offline into a throwaway KREW_ROOT, found by kubectl, completion through kubectl __complete"

@@ -17,10 +17,10 @@ case $(uname -m) in x86_64) arch=amd64 ;; aarch64|arm64) arch=arm64 ;; *) arch=$
 cargo build --locked --release --bins >&2
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-cp target/release/kubectl-coord LICENSE "$stage/"
+cp target/release/kubectl-coord target/release/kubectl_complete-coord LICENSE "$stage/"
 archive="$out/kubectl-coord-$version-$os-$arch.tar.gz"
 # Regular files only, fixed owner and mtime: the same binary gives the same archive.
-tar -C "$stage" --owner=0 --group=0 --numeric-owner --mtime=1970-01-01 -czf "$archive" kubectl-coord LICENSE
+tar -C "$stage" --owner=0 --group=0 --numeric-owner --mtime=1970-01-01 -czf "$archive" kubectl-coord kubectl_complete-coord LICENSE
 
 manifest="$out/coord.yaml"
 python3 - "$root/krew-manifest.yaml" "$manifest" "$out" <<'PY'

@@ -12,6 +12,7 @@ pub mod age;
 pub mod analyze;
 pub mod cli;
 pub mod commands;
+pub mod complete;
 pub mod connect;
 pub mod error;
 pub mod output;

@@ -6,9 +6,9 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Cluster, cluster};
+use common::{Cluster, cluster, wait_for};
 use serde_json::Value;
 
 #[track_caller]
@@ -20,16 +20,6 @@ fn uid(c: &Cluster, ns: Option<&str>, what: &str) -> String {
     let u = c.kubectl(&args).ok().stdout;
     assert!(!u.is_empty(), "no uid for {what}");
     u
-}
-
-/// Waits until `check` holds, or fails naming `what`.
-#[track_caller]
-fn wait_for(what: &str, secs: u64, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(300));
-    }
 }
 
 fn deployment(c: &Cluster, ns: &str, name: &str, replicas: u32) {

@@ -12,21 +12,12 @@ use std::process::Command;
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
-use common::{Cluster, cluster};
+use common::{Cluster, cluster, wait_for};
 use serde_json::Value;
 
 /// Tests that freeze control-plane processes take this for writing; every other test of
 /// this binary reads, so none runs while the controllers are frozen.
 static CONTROL_PLANE: RwLock<()> = RwLock::new(());
-
-#[track_caller]
-fn wait_for(what: &str, secs: u64, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(300));
-    }
-}
 
 fn deployment(c: &Cluster, ns: &str, name: &str, replicas: u32) {
     c.apply(&format!(

@@ -133,6 +133,16 @@ impl Cluster {
     }
 }
 
+/// Waits until `check` holds, or fails naming `what`.
+#[track_caller]
+pub fn wait_for(what: &str, secs: u64, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !check() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+}
+
 pub struct Run {
     pub code: i32,
     pub stdout: String,
