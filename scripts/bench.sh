@@ -234,6 +234,7 @@ mkdir -p docs
   echo "census have no peer (no tool does this). \`kubectl get lease -A\` is the leases peer. For"
   echo "trace, \`kubectl events --for\` (one object's Events, nothing linked) is the nearest kubectl has."
   echo
+  echo "The same over a WAN-like link (20 ms and 100 Mbit/s each way): [benchmarks-wan.md](benchmarks-wan.md)."
   echo "Earlier runs, and what changed between them: [benchmarks-history.md](benchmarks-history.md)."
 } > "$out"
 log "wrote $out"

@@ -256,7 +256,14 @@ impl Conn {
 
     async fn send_once(&self, request: Request<Vec<u8>>, method: &Method, path: &str) -> Result<Reply, RequestError> {
         let line = Self::trace_line(&request);
-        let response = self.respond(request).await?;
+        let response = match self.respond(request).await {
+            Ok(r) => r,
+            Err(e) => {
+                // Failed requests are traced too (protocol and bytes unknown).
+                Self::trace(line, None, None);
+                return Err(e);
+            }
+        };
         let wire = response.extensions().get::<Wire>().cloned();
         let server_time = response
             .headers()

@@ -57,7 +57,7 @@ pub async fn run(
 ) -> Result<Outcome> {
     // The subtree as it is now: who belongs, and which kinds to watch.
     let fetched = fetch::subtree(session, resources, live.resource, live.name).await?;
-    let mut kinds = fetch::watched_kinds(&fetched.snap, resources);
+    let kinds = fetch::watched_kinds(&fetched.snap, resources);
     let namespace = match &fetched.scope {
         crate::commands::owners::fetch::Scope::Namespace(ns) => Some(ns.clone()),
         crate::commands::owners::fetch::Scope::AllNamespaces => None,
@@ -72,7 +72,6 @@ pub async fn run(
         Some(ns) => format!("/api/v1/namespaces/{ns}/events"),
         None => "/api/v1/events".into(),
     });
-    kinds.truncate(events_source);
 
     let (tx, mut rx) = mpsc::unbounded_channel::<Arrival>();
     let mut watches = tokio::task::JoinSet::new();
