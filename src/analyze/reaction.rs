@@ -20,7 +20,8 @@ pub struct Reaction {
     pub who: String,
     /// "replicaset.apps/web-5d8f".
     pub object: String,
-    /// created, spec generation 3, status, deleting, deleted, event Reason: message.
+    /// created, spec generation 3, status, the fields of another write, deleting, deleted,
+    /// event Reason: message.
     pub what: String,
     /// "pod/web-abc created" — the change this one answers.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -184,7 +185,8 @@ impl Tracker {
             } else if w.spec {
                 self.react(&o.uid, at, w.label(), "spec".into(), parent_spec.clone(), Kind::Input);
             } else {
-                self.react(&o.uid, at, w.label(), "metadata".into(), None, Kind::Output);
+                let what = if w.fields.is_empty() { "write".to_string() } else { w.fields.join(", ") };
+                self.react(&o.uid, at, w.label(), what, None, Kind::Output);
             }
         }
         // Setting deletionTimestamp bumps a pod's generation: that is the deletion, not a spec write.

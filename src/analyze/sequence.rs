@@ -28,6 +28,9 @@ pub struct Write {
     pub spec: bool,
     /// Owns something under .status, or wrote through /status.
     pub status: bool,
+    /// The top-level fields it owns (metadata, spec, rules, data, ...), for naming other writes.
+    #[serde(skip)]
+    pub fields: Vec<String>,
 }
 
 impl Write {
@@ -228,6 +231,9 @@ fn write_from_json(e: &Value) -> Write {
         spec: owns("f:spec") || subresource == "binding",
         status: owns("f:status") || subresource == "status",
         subresource,
+        fields: fields
+            .map(|f| f.keys().filter_map(|k| k.strip_prefix("f:")).map(str::to_string).collect())
+            .unwrap_or_default(),
     }
 }
 
@@ -294,7 +300,9 @@ pub enum HopKind {
     Created,
     Spec,
     Status,
-    Metadata,
+    /// A write that owns neither spec nor status: metadata, or the content of kinds without
+    /// a spec (a ClusterRole's rules, a ConfigMap's data).
+    Write,
     Event,
     Deleting,
 }
@@ -394,11 +402,12 @@ pub fn timeline(snap: &TraceSnapshot) -> Vec<Hop> {
                 };
                 (HopKind::Status, what)
             } else {
-                (HopKind::Metadata, format!("metadata ({})", w.operation))
+                let fields = if w.fields.is_empty() { "fields".to_string() } else { w.fields.join(", ") };
+                (HopKind::Write, format!("{fields} ({})", w.operation))
             };
             // The entry that created the object and wrote nothing since is its creation.
             let at_creation = w.time.map(|t| t.as_second()) == o.created.map(|t| t.as_second());
-            if at_creation && (kind == HopKind::Metadata || (kind == HopKind::Spec && creator_entry == Some(w))) {
+            if at_creation && (kind == HopKind::Write || (kind == HopKind::Spec && creator_entry == Some(w))) {
                 continue;
             }
             hops.push(hop(i, kind, w.time, Precision::Second, w.label(), what, "managedFields"));
@@ -483,7 +492,7 @@ fn cause_of(snap: &TraceSnapshot, hops: &[Hop], h: usize) -> Option<usize> {
             let object = me.object;
             Box::new(move |c: &Hop| c.object == object && c.kind != HopKind::Event)
         }
-        HopKind::Metadata => return None,
+        HopKind::Write => return None,
     };
     // The latest candidate at or before this hop; among equal times, the last in order.
     let mut best: Option<usize> = None;
@@ -515,6 +524,7 @@ pub(crate) mod tests {
             time: Some(ts(time)),
             spec,
             status,
+            fields: Vec::new(),
         }
     }
 
@@ -611,7 +621,7 @@ pub(crate) mod tests {
         assert_eq!(hops[sched.cause.unwrap()].kind, HopKind::Created);
         assert!(sched.what.contains("(x3, last"), "{}", sched.what);
         // The pod's creating entry is its creation, not a separate metadata write.
-        assert!(!hops.iter().any(|h| h.object == 2 && h.kind == HopKind::Metadata));
+        assert!(!hops.iter().any(|h| h.object == 2 && h.kind == HopKind::Write));
     }
 
     #[test]
@@ -657,6 +667,7 @@ pub(crate) mod tests {
         assert_eq!(o.label(), "pod/p");
         assert_eq!(o.writes.len(), 2);
         assert!(o.writes[0].spec && o.writes[1].status);
+        assert_eq!(o.writes[0].fields, vec!["metadata".to_string(), "spec".to_string()]);
         assert_eq!(o.creator().unwrap().manager, "kube-controller-manager");
         assert_eq!(o.condition("PodScheduled").unwrap().reason, "Unschedulable");
         assert_eq!(o.trace_annotations, vec![("tracing.k8s.io/traceparent".into(), "00-abc-def-01".into())]);
