@@ -39,7 +39,7 @@ pub struct FieldsArgs {
     /// Only fields under this path (e.g. .spec.template)
     #[arg(long, value_name = "PREFIX")]
     pub path: Option<String>,
-    /// Exit 3 when apply-vs-update or update-vs-update contests exist (with --watch: when a fight was seen)
+    /// Exit 3 on apply-and-update, update-and-update or update-inside-apply contests between writers (with --watch: when a fight was seen)
     #[arg(long)]
     pub exit_code: bool,
     /// Stay on a watch of one object: a line each time a field's owners change, and the
