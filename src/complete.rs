@@ -12,6 +12,7 @@ use std::time::Duration;
 use clap::{CommandFactory, ValueEnum};
 
 use crate::cli::{Cli, ConnectionArgs, OutputFormat};
+use crate::commands::leases::fetch::leases_in;
 use crate::connect::{Session, discovery, kubeconfig, list};
 
 /// cobra's ShellCompDirective bits.
@@ -154,10 +155,8 @@ pub async fn complete(words: &[String]) -> Completion {
     };
     match sub {
         "leases" => {
-            let path = match (t.all_namespaces, namespace(&t)) {
-                (false, ns) => format!("/apis/coordination.k8s.io/v1/namespaces/{}/leases", list::encode(&ns)),
-                (true, _) => "/apis/coordination.k8s.io/v1/leases".into(),
-            };
+            let ns = namespace(&t);
+            let path = leases_in((!t.all_namespaces).then_some(ns.as_str()));
             done(starting(to_complete, live_names(&t, &path).await), NO_FILE)
         }
         s if OBJECT_COMMANDS.contains(&s) => {

@@ -41,7 +41,7 @@ struct Member {
     label: String,
     parent: Option<String>,
     /// Each manager entry's last time, to see which advanced.
-    writes: HashMap<(String, String, String), Option<Timestamp>>,
+    writes: HashMap<EntryKey, Option<Timestamp>>,
     generation: Option<i64>,
     deleting: bool,
     /// The last change of any kind (what an Event about it answers).
@@ -83,7 +83,7 @@ pub struct Tracker {
 impl Tracker {
     pub fn new(root: &TraceObject) -> Tracker {
         let mut t = Tracker::default();
-        t.join(root, None);
+        t.join(root);
         t
     }
 
@@ -112,7 +112,7 @@ impl Tracker {
             self.pending.entry(parent).or_default().push((o.clone(), at));
             return;
         }
-        self.join(o, at);
+        self.join(o);
         if let Some(at) = at {
             let who = o.creator().map(|w| w.label()).unwrap_or_default();
             let cause = self.members[&parent].last_spec.clone();
@@ -129,18 +129,13 @@ impl Tracker {
         }
     }
 
-    fn join(&mut self, o: &TraceObject, _at: Option<Timestamp>) {
-        let writes = o
-            .writes
-            .iter()
-            .map(|w| ((w.manager.clone(), w.operation.clone(), w.subresource.clone()), w.time))
-            .collect();
+    fn join(&mut self, o: &TraceObject) {
         self.members.insert(
             o.uid.clone(),
             Member {
                 label: o.label(),
                 parent: o.controller_uid.clone(),
-                writes,
+                writes: write_times(o),
                 generation: o.generation,
                 deleting: o.deleting.is_some(),
                 last: None,
@@ -153,23 +148,13 @@ impl Tracker {
     fn update(&mut self, o: &TraceObject, at: Option<Timestamp>) {
         let m = self.members.get_mut(&o.uid).expect("member");
         let generation_moved = o.generation.is_some() && o.generation != m.generation;
-        let mut advanced: Vec<&super::sequence::Write> = o
-            .writes
-            .iter()
-            .filter(|w| {
-                let key = (w.manager.clone(), w.operation.clone(), w.subresource.clone());
-                m.writes.get(&key).is_none_or(|&t| w.time > t)
-            })
-            .collect();
+        let mut advanced: Vec<&super::sequence::Write> =
+            o.writes.iter().filter(|w| m.writes.get(&entry_key(w)).is_none_or(|&t| w.time > t)).collect();
         advanced.sort_by_key(|w| (w.time, !w.spec));
         let newly_deleting = o.deleting.is_some() && !m.deleting;
         m.generation = o.generation;
         m.deleting = o.deleting.is_some();
-        m.writes = o
-            .writes
-            .iter()
-            .map(|w| ((w.manager.clone(), w.operation.clone(), w.subresource.clone()), w.time))
-            .collect();
+        m.writes = write_times(o);
         let parent = m.parent.clone();
         let Some(at) = at else { return };
         let parent_spec = parent.as_ref().and_then(|p| self.members.get(p)).and_then(|p| p.last_spec.clone());
@@ -290,6 +275,18 @@ impl Tracker {
             })
             .collect()
     }
+}
+
+/// A managedFields entry's identity: manager, operation, subresource.
+type EntryKey = (String, String, String);
+
+fn entry_key(w: &super::sequence::Write) -> EntryKey {
+    (w.manager.clone(), w.operation.clone(), w.subresource.clone())
+}
+
+/// Each entry's last write time, to see later which entries advanced.
+fn write_times(o: &TraceObject) -> HashMap<EntryKey, Option<Timestamp>> {
+    o.writes.iter().map(|w| (entry_key(w), w.time)).collect()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

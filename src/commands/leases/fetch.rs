@@ -22,9 +22,10 @@ pub fn collection_path(session: &Session) -> String {
     leases_in((!session.all_namespaces).then_some(session.namespace.as_str()))
 }
 
-fn leases_in(namespace: Option<&str>) -> String {
+/// The Lease collection in a namespace, or across all namespaces.
+pub fn leases_in(namespace: Option<&str>) -> String {
     match namespace {
-        Some(ns) => format!("/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"),
+        Some(ns) => format!("/apis/coordination.k8s.io/v1/namespaces/{}/leases", encode(ns)),
         None => "/apis/coordination.k8s.io/v1/leases".to_string(),
     }
 }

@@ -15,7 +15,7 @@ use crate::analyze::owner_graph::{Graph, Object, Walk, tree};
 use crate::analyze::resource_ref::ApiResource;
 use crate::analyze::sequence::{EventSnap, TraceObject, TraceSnapshot, event_from_json, object_from_json};
 use crate::analyze::stall::{LeaseKey, LeaseLookup, lease_for_manager};
-use crate::commands::leases::fetch::{LeaseItem, snapshot as lease_snapshot};
+use crate::commands::leases::fetch::{LeaseItem, leases_in, snapshot as lease_snapshot};
 use crate::commands::owners::fetch::{self as owners_fetch, Scope, Skipped};
 use crate::connect::list::encode;
 use crate::connect::{Accept, Session};
@@ -173,7 +173,7 @@ pub async fn leases(session: &Session, keys: BTreeSet<LeaseKey>) -> BTreeMap<Lea
             return Ok(Vec::new());
         }
         session
-            .list_scoped::<LeaseItem>(None, leases_path, "", Accept::Json)
+            .list_scoped::<LeaseItem>(None, leases_in, "", Accept::Json)
             .await
             .map(|(l, _)| l.items.into_iter().map(lease_snapshot).collect::<Vec<LeaseSnapshot>>())
             .map_err(|e| if e.forbidden() { "forbidden".to_string() } else { e.to_string() })
@@ -182,7 +182,7 @@ pub async fn leases(session: &Session, keys: BTreeSet<LeaseKey>) -> BTreeMap<Lea
     let gets = stream::iter(named)
         .map(|key| async move {
             let LeaseKey::Named { namespace, name } = key else { unreachable!("filtered to named keys") };
-            let path = format!("{}/{}", leases_path(Some(namespace)), encode(name));
+            let path = format!("{}/{}", leases_in(Some(namespace)), encode(name));
             let found = match session.get_json::<LeaseItem>(&path).await {
                 Ok((item, _)) => LeaseLookup::Found(lease_snapshot(item)),
                 Err(e) if e.not_found() => LeaseLookup::Missing,
@@ -207,13 +207,6 @@ pub async fn leases(session: &Session, keys: BTreeSet<LeaseKey>) -> BTreeMap<Lea
         }
     }
     out
-}
-
-fn leases_path(namespace: Option<&str>) -> String {
-    match namespace {
-        Some(ns) => format!("/apis/coordination.k8s.io/v1/namespaces/{}/leases", encode(ns)),
-        None => "/apis/coordination.k8s.io/v1/leases".to_string(),
-    }
 }
 
 /// The resources to watch for a live trace: the kinds in the subtree and the kinds the
