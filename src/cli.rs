@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::{
-    completion::CompletionArgs, fields::FieldsArgs, leases::LeasesArgs, overlaps::OverlapsArgs, owners::OwnersArgs,
-    trace::TraceArgs, version::VersionArgs,
+    check::CheckArgs, completion::CompletionArgs, fields::FieldsArgs, leases::LeasesArgs, overlaps::OverlapsArgs,
+    owners::OwnersArgs, trace::TraceArgs, version::VersionArgs,
 };
 
 pub const EXIT_CODES_HELP: &str = "\
@@ -50,6 +50,8 @@ pub enum Command {
     Fields(FieldsArgs),
     /// Who reacted to what below an object, with what lag, and where the chain stalls
     Trace(TraceArgs),
+    /// Every analysis at once: findings by severity, each with the command that shows the detail
+    Check(CheckArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completion(CompletionArgs),
 }
@@ -111,6 +113,8 @@ pub enum OutputFormat {
     Yaml,
     /// Chrome trace-event JSON for Perfetto or chrome://tracing (trace only)
     Chrome,
+    /// JUnit XML for CI dashboards (check only)
+    Junit,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]

@@ -316,8 +316,10 @@ mod tests {
         assert_eq!(c.directive, NO_FILE);
         let c = complete(&words("trace --st")).await;
         assert!(c.candidates.iter().any(|f| f.starts_with("--stall-after\t")), "{:?}", c.candidates);
-        let c = complete(&words("leases -o j")).await;
-        assert_eq!(c.candidates, vec!["json".to_string()]);
+        let c = complete(&words("leases -o y")).await;
+        assert_eq!(c.candidates, vec!["yaml".to_string()]);
+        let c = complete(&words("check --only ov")).await;
+        assert_eq!(c.candidates, vec!["overlaps".to_string()]);
         let c = complete(&words("owners --cascade f")).await;
         assert_eq!(c.candidates, vec!["foreground".to_string()]);
         let c = complete(&words("completion z")).await;

@@ -1,6 +1,7 @@
 //! Pure analysis over snapshots: no I/O, no printing.
 
 pub mod cascade;
+pub mod check;
 pub mod field_watch;
 pub mod fields;
 pub mod fieldsv1;

@@ -78,7 +78,7 @@ pub enum Listed {
 }
 
 impl Coverage {
-    fn covers(&self, group: &str, kind: &str, namespace: Option<&str>) -> bool {
+    pub fn covers(&self, group: &str, kind: &str, namespace: Option<&str>) -> bool {
         match (self.listed.get(&(group.to_string(), kind.to_string())), namespace) {
             (Some(Listed::Everywhere), _) => true,
             (Some(Listed::In(set)), Some(ns)) => set.contains(ns),

@@ -153,6 +153,17 @@ fn latest_event(snap: &TraceSnapshot, i: usize, reasons: &[&str]) -> Option<Time
 /// `after_secs` ago that the responsible controller has not done.
 pub fn stalls(snap: &TraceSnapshot, now: Timestamp, after_secs: i64) -> Vec<Stall> {
     let mut out = Vec::new();
+    // Live pods under each object, counted in one pass: `check` hands over every pod in scope.
+    let mut live_pods = vec![0i64; snap.objects.len()];
+    for (c, parent) in snap.parent.iter().enumerate() {
+        let o = &snap.objects[c];
+        if let Some(p) = parent
+            && o.kind == "Pod"
+            && o.deleting.is_none()
+        {
+            live_pods[*p] += 1;
+        }
+    }
     for (i, o) in snap.objects.iter().enumerate() {
         if o.deleting.is_some() {
             continue;
@@ -205,10 +216,7 @@ pub fn stalls(snap: &TraceSnapshot, now: Timestamp, after_secs: i64) -> Vec<Stal
 
         // Fewer pods than asked for.
         if let Some(desired) = o.desired {
-            let pods = snap
-                .children(i)
-                .filter(|&c| snap.objects[c].kind == "Pod" && snap.objects[c].deleting.is_none())
-                .count() as i64;
+            let pods = live_pods[i];
             let last_create = latest_event(snap, i, &["SuccessfulCreate"]);
             let since = spec_at.max(last_create);
             let stalled = if spec_time_unknown { Some(None) } else { overdue(since).map(Some) };

@@ -1,5 +1,6 @@
 //! One module per subcommand: each fetches a snapshot, analyzes it, and renders it.
 
+pub mod check;
 pub mod completion;
 pub mod fields;
 pub mod leases;
@@ -19,6 +20,9 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
     if printer.format == crate::cli::OutputFormat::Chrome && !matches!(cli.command, Command::Trace(_)) {
         return Err(crate::error::usage("-o chrome is for trace only; use table, wide, json or yaml"));
     }
+    if printer.format == crate::cli::OutputFormat::Junit && !matches!(cli.command, Command::Check(_)) {
+        return Err(crate::error::usage("-o junit is for check only; use table, wide, json or yaml"));
+    }
     match cli.command {
         Command::Version(args) => version::run(&cli.connection, &printer, &args).await,
         Command::Completion(args) => completion::run(&args),
@@ -27,5 +31,6 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
         Command::Fields(args) => fields::run(&cli.connection, &printer, &args).await,
         Command::Owners(args) => owners::run(&cli.connection, &printer, &args).await,
         Command::Trace(args) => trace::run(&cli.connection, &printer, &args).await,
+        Command::Check(args) => check::run(&cli.connection, &printer, &args).await,
     }
 }

@@ -20,6 +20,11 @@ pub fn parse_limit(flag: &str, text: &str) -> Result<Option<Duration>, String> {
 }
 
 /// A duration flag other than --request-timeout (`--stuck-after 10m`): same grammar, zero allowed.
+/// A clap value parser for a duration flag, so a bad value is a usage error naming the flag.
+pub fn duration_arg(flag: &'static str) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
+    move |text: &str| parse_duration(flag, text)
+}
+
 pub fn parse_duration(flag: &str, text: &str) -> Result<Duration, String> {
     let text = text.trim();
     to_duration(text)

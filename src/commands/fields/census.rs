@@ -64,7 +64,7 @@ struct Item {
 /// lists, not after every list is in.
 #[derive(Deserialize)]
 #[serde(from = "Item")]
-struct Digest {
+pub(crate) struct Digest {
     namespace: String,
     name: String,
     /// Each decodable entry's manager and how many fields it owns.
@@ -110,8 +110,6 @@ struct Meta {
 }
 
 pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census> {
-    let mut census = Census::default();
-    let mut managers: BTreeMap<String, ManagerCensus> = BTreeMap::new();
     let mut targets: Vec<ApiResource> = DEFAULT_KINDS
         .iter()
         .map(|&(group, version, plural, kind)| ApiResource {
@@ -141,48 +139,68 @@ pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census
             session.list_scoped::<Digest>(session.scope(), move |ns| r.collection(ns), "", Accept::MetadataList)
         }))
         .await;
+    let mut tally = Tally::default();
     for (resource, listed) in targets.into_iter().zip(lists) {
         let listed = match listed {
             Ok((l, fallback)) => {
-                census.skipped.extend(fallback.map(|f| f.note(&resource.plural)));
+                tally.census.skipped.extend(fallback.map(|f| f.note(&resource.plural)));
                 l
             }
             Err(e) if e.forbidden() => {
-                census.skipped.push(format!("{}: forbidden", resource.plural));
+                tally.census.skipped.push(format!("{}: forbidden", resource.plural));
                 continue;
             }
             Err(e) if e.not_found() => continue,
             Err(e) => return Err(e.into()),
         };
         for digest in listed.items {
-            census.objects += 1;
-            for e in &digest.undecodable {
-                census.undecodable.push(format!("{} {}/{}: {e}", resource.kind, digest.namespace, digest.name));
-            }
-            let mut seen: Vec<&str> = Vec::new();
-            for (manager, fields) in &digest.entries {
-                let m = managers
-                    .entry(manager.clone())
-                    .or_insert_with(|| ManagerCensus { manager: manager.clone(), ..Default::default() });
-                m.fields += fields;
-                if !seen.contains(&manager.as_str()) {
-                    m.objects += 1;
-                    seen.push(manager);
-                }
-            }
-            // A note about one writer's own entries is not a contested object.
-            if digest.contests.iter().any(|c| !c.kind.is_note()) {
-                census.contested.push(ContestedObject {
-                    kind: resource.kind.clone(),
-                    namespace: digest.namespace,
-                    name: digest.name,
-                    contests: digest.contests,
-                });
-            }
+            tally.add(&resource.kind, digest);
         }
     }
-    census.managers = managers.into_values().collect();
-    Ok(census)
+    Ok(tally.finish())
+}
+
+/// Adds objects up into a [`Census`], one digest at a time.
+#[derive(Default)]
+pub(crate) struct Tally {
+    census: Census,
+    managers: BTreeMap<String, ManagerCensus>,
+}
+
+impl Tally {
+    pub(crate) fn add(&mut self, kind: &str, digest: Digest) {
+        let census = &mut self.census;
+        census.objects += 1;
+        for e in &digest.undecodable {
+            census.undecodable.push(format!("{kind} {}/{}: {e}", digest.namespace, digest.name));
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for (manager, fields) in &digest.entries {
+            let m = self
+                .managers
+                .entry(manager.clone())
+                .or_insert_with(|| ManagerCensus { manager: manager.clone(), ..Default::default() });
+            m.fields += fields;
+            if !seen.contains(&manager.as_str()) {
+                m.objects += 1;
+                seen.push(manager);
+            }
+        }
+        // A note about one writer's own entries is not a contested object.
+        if digest.contests.iter().any(|c| !c.kind.is_note()) {
+            census.contested.push(ContestedObject {
+                kind: kind.to_string(),
+                namespace: digest.namespace,
+                name: digest.name,
+                contests: digest.contests,
+            });
+        }
+    }
+
+    pub(crate) fn finish(mut self) -> Census {
+        self.census.managers = self.managers.into_values().collect();
+        self.census
+    }
 }
 
 pub fn render(c: &Census, printer: &Printer) -> String {

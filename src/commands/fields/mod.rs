@@ -1,6 +1,6 @@
 //! `kubectl coord fields TYPE/NAME`: which manager owns which field, and where they contend.
 
-mod census;
+pub(crate) mod census;
 mod watch;
 
 use std::collections::BTreeSet;

@@ -266,6 +266,43 @@ pub async fn nodes_exist(
     out
 }
 
+/// A LeaseCandidate (coordination.k8s.io v1beta1 or v1alpha2: the same fields).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Candidate {
+    #[serde(default)]
+    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    #[serde(default)]
+    spec: CandidateSpec,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct CandidateSpec {
+    #[serde(default)]
+    lease_name: String,
+    binary_version: Option<String>,
+    emulation_version: Option<String>,
+    strategy: Option<String>,
+    ping_time: Option<Timestamp>,
+    renew_time: Option<Timestamp>,
+}
+
+impl Candidate {
+    pub(crate) fn snapshot(self) -> CandidateSnapshot {
+        CandidateSnapshot {
+            namespace: self.metadata.namespace.unwrap_or_default(),
+            name: self.metadata.name.unwrap_or_default(),
+            lease_name: self.spec.lease_name,
+            binary_version: self.spec.binary_version,
+            emulation_version: self.spec.emulation_version,
+            strategy: self.spec.strategy,
+            ping_time: self.spec.ping_time,
+            renew_time: self.spec.renew_time,
+        }
+    }
+}
+
 /// LeaseCandidates from whichever version the server serves (v1beta1, else v1alpha2);
 /// empty, silently, when it serves neither.
 pub async fn candidates(session: &Session, skipped: &mut Vec<String>) -> Vec<CandidateSnapshot> {
@@ -277,25 +314,6 @@ pub async fn candidates(session: &Session, skipped: &mut Vec<String>) -> Vec<Can
     #[derive(Deserialize)]
     struct Resource {
         name: String,
-    }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Candidate {
-        #[serde(default)]
-        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-        #[serde(default)]
-        spec: CandidateSpec,
-    }
-    #[derive(Deserialize, Default)]
-    #[serde(rename_all = "camelCase")]
-    struct CandidateSpec {
-        #[serde(default)]
-        lease_name: String,
-        binary_version: Option<String>,
-        emulation_version: Option<String>,
-        strategy: Option<String>,
-        ping_time: Option<Timestamp>,
-        renew_time: Option<Timestamp>,
     }
     for version in ["v1beta1", "v1alpha2"] {
         let base = format!("/apis/coordination.k8s.io/{version}");
@@ -311,20 +329,7 @@ pub async fn candidates(session: &Session, skipped: &mut Vec<String>) -> Vec<Can
             format!("{base}/namespaces/{}/leasecandidates", session.namespace)
         };
         return match list_all::<Candidate>(&session.conn, &path, "", Accept::Json).await {
-            Ok(listed) => listed
-                .items
-                .into_iter()
-                .map(|c| CandidateSnapshot {
-                    namespace: c.metadata.namespace.unwrap_or_default(),
-                    name: c.metadata.name.unwrap_or_default(),
-                    lease_name: c.spec.lease_name,
-                    binary_version: c.spec.binary_version,
-                    emulation_version: c.spec.emulation_version,
-                    strategy: c.spec.strategy,
-                    ping_time: c.spec.ping_time,
-                    renew_time: c.spec.renew_time,
-                })
-                .collect(),
+            Ok(listed) => listed.items.into_iter().map(Candidate::snapshot).collect(),
             Err(e) => {
                 skipped.push(format!(
                     "leasecandidates: {}",

@@ -42,8 +42,9 @@ fn collection(group_version: &str, plural: &str, namespace: Option<&str>) -> Str
     }
 }
 
+/// A controller (or pod) as `overlaps` reads it.
 #[derive(Deserialize)]
-struct Object {
+pub(crate) struct Object {
     metadata: Meta,
     #[serde(default)]
     spec: Spec,
@@ -155,7 +156,7 @@ fn controller_ref(meta: &Meta) -> Option<(String, String, String)> {
         .map(|r| (r.kind.clone(), r.name.clone(), r.uid.clone()))
 }
 
-fn controller(kind: &str, obj: Object) -> Result<Controller, String> {
+pub(crate) fn controller(kind: &str, obj: Object) -> Result<Controller, String> {
     let meta = obj.metadata;
     let id = format!("{kind} {}/{}", meta.namespace, meta.name);
     let selector = match kind {

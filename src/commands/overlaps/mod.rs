@@ -1,6 +1,6 @@
 //! `kubectl coord overlaps`: exact selector overlap between controllers, with proof.
 
-mod fetch;
+pub(crate) mod fetch;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};

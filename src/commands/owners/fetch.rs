@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::{StreamExt, stream};
 use jiff::Timestamp;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -53,27 +54,45 @@ pub struct Snapshot {
     pub server_time: Option<Timestamp>,
 }
 
+/// An object as the owner graph reads it: metadata only.
 #[derive(Deserialize)]
-struct Item {
+pub(crate) struct Item {
     #[serde(default)]
-    metadata: Meta,
+    pub(crate) metadata: Meta,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct Meta {
+pub(crate) struct Meta {
     #[serde(default)]
-    name: String,
+    pub(crate) name: String,
     #[serde(default)]
-    namespace: Option<String>,
+    pub(crate) namespace: Option<String>,
     #[serde(default)]
-    uid: String,
+    pub(crate) uid: String,
     #[serde(default)]
-    owner_references: Vec<OwnerRef>,
+    pub(crate) owner_references: Vec<OwnerRef>,
     #[serde(default)]
     finalizers: Vec<String>,
-    creation_timestamp: Option<Timestamp>,
-    deletion_timestamp: Option<Timestamp>,
+    pub(crate) creation_timestamp: Option<Timestamp>,
+    pub(crate) deletion_timestamp: Option<Timestamp>,
+}
+
+impl Item {
+    pub(crate) fn into_object(self, r: &ApiResource) -> Object {
+        let m = self.metadata;
+        Object {
+            uid: m.uid,
+            api_version: r.group_version(),
+            kind: r.kind.clone(),
+            namespace: m.namespace.filter(|n| !n.is_empty()),
+            name: m.name,
+            owner_refs: m.owner_references,
+            created: m.creation_timestamp,
+            deleting_since: m.deletion_timestamp,
+            finalizers: m.finalizers,
+        }
+    }
 }
 
 /// The types to list: listable, the preferred version of each, minus the skipped ones.
@@ -104,45 +123,73 @@ pub fn served(resources: &[ApiResource]) -> HashMap<(String, String), bool> {
     out
 }
 
-pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> anyhow::Result<Snapshot> {
-    let types = plan(all);
-    let total = types.len();
-    let done = AtomicUsize::new(0);
-    let progress = std::io::stderr().is_terminal();
+/// Counts listed types on stderr when it is a terminal ("listing 12/48 resource types").
+pub struct Progress {
+    done: AtomicUsize,
+    total: usize,
+    shown: bool,
+}
+
+impl Progress {
+    pub fn new(total: usize) -> Progress {
+        Progress { done: AtomicUsize::new(0), total, shown: std::io::stderr().is_terminal() }
+    }
+
+    fn tick(&self) {
+        let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.shown {
+            eprint!("\r\x1b[Klisting {n}/{} resource types", self.total);
+        }
+    }
+
+    pub fn clear(&self) {
+        if self.shown {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+/// Every object of `types` in `scope`, decoded as `T`, with where each type was listed
+/// and what could not be.
+pub struct Lists<T> {
+    pub items: Vec<(ApiResource, Vec<T>)>,
+    pub listed: HashMap<(String, String), Listed>,
+    pub skipped: Vec<Skipped>,
+    pub server_time: Option<Timestamp>,
+}
+
+/// Lists `types` in `scope`, `concurrency` at a time, each with `accept(type)`. A type
+/// that is forbidden or fails is a [`Skipped`] row; an unreachable server or refused
+/// credentials end the whole read.
+pub async fn list_types<T: DeserializeOwned + Send + 'static>(
+    session: &Session,
+    types: &[ApiResource],
+    scope: &Scope,
+    accept: impl Fn(&ApiResource) -> Accept,
+    concurrency: usize,
+    progress: &Progress,
+) -> anyhow::Result<Lists<T>> {
     let lists = stream::iter(types.iter())
         .map(|r| {
             let ns = match scope {
                 Scope::Namespace(ns) if r.namespaced => Some(ns.as_str()),
                 _ => None,
             };
-            let done = &done;
+            let accept = accept(r);
             async move {
                 let listed = if r.namespaced {
-                    session.list_scoped::<Item>(ns, |ns| r.collection(ns), "", Accept::MetadataList).await
+                    session.list_scoped::<T>(ns, |ns| r.collection(ns), "", accept).await
                 } else {
-                    list_all::<Item>(&session.conn, &r.collection(None), "", Accept::MetadataList)
-                        .await
-                        .map(|l| (l, None))
+                    list_all::<T>(&session.conn, &r.collection(None), "", accept).await.map(|l| (l, None))
                 };
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if progress {
-                    eprint!("\r\x1b[Klisting {n}/{total} resource types");
-                }
+                progress.tick();
                 (r, ns, listed)
             }
         })
-        .buffer_unordered(CONCURRENCY)
+        .buffer_unordered(concurrency)
         .collect::<Vec<_>>()
         .await;
-    if progress {
-        eprint!("\r\x1b[K");
-    }
-    let mut snap = Snapshot {
-        objects: Vec::new(),
-        coverage: Coverage { served: served(all), listed: HashMap::new() },
-        skipped: Vec::new(),
-        server_time: None,
-    };
+    let mut out = Lists { items: Vec::new(), listed: HashMap::new(), skipped: Vec::new(), server_time: None };
     for (r, ns, listed) in lists {
         let (listed, fallback) = match listed {
             Ok(l) => l,
@@ -154,15 +201,15 @@ pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> 
                 } else {
                     format!("{} {}", e.code.unwrap_or_default(), e.reason).trim().to_string()
                 };
-                snap.skipped.push(Skipped { resource: r.qualified_name(), namespace: ns.map(str::to_string), reason });
+                out.skipped.push(Skipped { resource: r.qualified_name(), namespace: ns.map(str::to_string), reason });
                 continue;
             }
         };
-        snap.server_time = snap.server_time.or(listed.server_time);
+        out.server_time = out.server_time.or(listed.server_time);
         let place = match (ns, &fallback) {
             (Some(ns), _) => Listed::In(BTreeSet::from([ns.to_string()])),
             (None, Some(f)) => {
-                snap.skipped.push(Skipped {
+                out.skipped.push(Skipped {
                     resource: r.qualified_name(),
                     namespace: None,
                     reason: format!(
@@ -175,25 +222,26 @@ pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> 
             }
             (None, None) => Listed::Everywhere,
         };
-        snap.coverage.listed.insert((r.group.clone(), r.kind.clone()), place);
-        let api_version = r.group_version();
-        snap.objects.extend(listed.items.into_iter().map(|item| {
-            let m = item.metadata;
-            Object {
-                uid: m.uid,
-                api_version: api_version.clone(),
-                kind: r.kind.clone(),
-                namespace: m.namespace.filter(|n| !n.is_empty()),
-                name: m.name,
-                owner_refs: m.owner_references,
-                created: m.creation_timestamp,
-                deleting_since: m.deletion_timestamp,
-                finalizers: m.finalizers,
-            }
-        }));
+        out.listed.insert((r.group.clone(), r.kind.clone()), place);
+        out.items.push((r.clone(), listed.items));
     }
-    snap.skipped.sort_by(|a, b| a.resource.cmp(&b.resource));
-    Ok(snap)
+    out.skipped.sort_by(|a, b| a.resource.cmp(&b.resource));
+    Ok(out)
+}
+
+pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> anyhow::Result<Snapshot> {
+    let types = plan(all);
+    let progress = Progress::new(types.len());
+    let lists = list_types::<Item>(session, &types, scope, |_| Accept::MetadataList, CONCURRENCY, &progress).await;
+    progress.clear();
+    let lists = lists?;
+    let objects = lists.items.into_iter().flat_map(|(r, items)| items.into_iter().map(move |i| i.into_object(&r)));
+    Ok(Snapshot {
+        objects: objects.collect(),
+        coverage: Coverage { served: served(all), listed: lists.listed },
+        skipped: lists.skipped,
+        server_time: lists.server_time,
+    })
 }
 
 /// Status text for the printed `nodes`, from their full objects.

@@ -1,7 +1,7 @@
 //! `kubectl coord trace`: who reacted to what, with what lag, and where the chain of
 //! controller reactions below an object stalls, joined with the stalled controller's lease.
 
-mod fetch;
+pub(crate) mod fetch;
 mod live;
 mod render;
 
@@ -16,7 +16,7 @@ use crate::analyze::resource_ref::{ApiResource, parse_args, resolve};
 use crate::analyze::sequence::timeline;
 use crate::analyze::stall::{LeaseVerdict, Stall, confirmed, judge, stalls};
 use crate::cli::ConnectionArgs;
-use crate::connect::duration::{parse_duration, parse_limit};
+use crate::connect::duration::{duration_arg, parse_limit};
 use crate::connect::{Session, discovery};
 use crate::error::{Outcome, usage};
 use crate::output::{Printer, out};
@@ -66,10 +66,6 @@ pub struct TraceArgs {
     /// A command to run once the watches are open (after --), e.g. -- kubectl rollout restart deploy/web
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
-}
-
-fn duration_arg(flag: &'static str) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
-    move |text: &str| parse_duration(flag, text)
 }
 
 /// A stall with the lease that explains it.

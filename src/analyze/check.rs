@@ -1,0 +1,514 @@
+//! `check`: every mechanism's findings as one list sorted by severity, each with the
+//! command that shows the detail, plus what each mechanism looked at. Pure: the
+//! analyses' own results come in, [`Finding`]s go out.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::fields::{Contest, ContestKind};
+use super::lease::{LeaseClass, LeaseState};
+use super::lease_report::{self, FindingKind as LeaseFinding, HolderPod, LeaseRow, Workload};
+use super::overlap::{self, Analysis};
+use super::owner_graph::{self, FindingKind as OwnerFinding, Graph};
+use super::sequence::{TraceObject, TraceSnapshot};
+use super::stall::{LeaseVerdict, Stall, StallKind, confirmed, sentence};
+use crate::output::serde_name;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; nothing is broken yet.
+    Info,
+    /// Will break, or breaks now and then (late renewals, overlapping selectors, fighting writers).
+    Warning,
+    /// Broken now: no leader, a chain that stalls, pods two controllers count, a cascade that will misfire.
+    Error,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Mechanism {
+    Leases,
+    Owners,
+    Overlaps,
+    Fields,
+    Trace,
+}
+
+impl Mechanism {
+    pub const ALL: [Mechanism; 5] =
+        [Mechanism::Leases, Mechanism::Owners, Mechanism::Overlaps, Mechanism::Fields, Mechanism::Trace];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::Leases => "leases",
+            Mechanism::Owners => "owners",
+            Mechanism::Overlaps => "overlaps",
+            Mechanism::Fields => "fields",
+            Mechanism::Trace => "trace",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    pub severity: Severity,
+    pub mechanism: Mechanism,
+    /// The analysis' own name for it: expired, dangling-reference, update-inside-apply...
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The object's kind (Lease, Deployment...): the class JUnit groups testcases by.
+    pub object_kind: String,
+    /// kubectl's TYPE/NAME: lease/kube-scheduler, deployment.apps/web.
+    pub object: String,
+    pub message: String,
+    /// The command that shows the detail.
+    pub detail: String,
+}
+
+/// What one mechanism looked at and found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Objects checked, by kind.
+    pub checked: BTreeMap<String, usize>,
+    pub errors: usize,
+    pub warnings: usize,
+    pub infos: usize,
+}
+
+/// kubectl's TYPE/NAME for a kind of a group: pod/x, deployment.apps/web.
+pub fn type_name(kind: &str, group: &str, name: &str) -> String {
+    let kind = kind.to_lowercase();
+    if group.is_empty() { format!("{kind}/{name}") } else { format!("{kind}.{group}/{name}") }
+}
+
+fn command(sub: &str, target: &str, namespace: Option<&str>) -> String {
+    let mut text = format!("kubectl coord {sub}");
+    if !target.is_empty() {
+        text.push(' ');
+        text.push_str(target);
+    }
+    if let Some(ns) = namespace {
+        text.push_str(" -n ");
+        text.push_str(ns);
+    }
+    text
+}
+
+// ---- leases
+
+fn lease_severity(kind: &LeaseFinding, class: LeaseClass) -> Severity {
+    match kind {
+        // An API server's identity lease outlives a removed server until it is collected.
+        LeaseFinding::Expired if class == LeaseClass::ApiserverIdentity => Severity::Info,
+        LeaseFinding::Expired | LeaseFinding::HolderPodMissing => Severity::Error,
+        LeaseFinding::AtRisk
+        | LeaseFinding::Skewed
+        | LeaseFinding::HolderNotCandidate
+        | LeaseFinding::CandidateUnanswered
+        | LeaseFinding::StrategyDisagreement => Severity::Warning,
+    }
+}
+
+pub fn leases(rows: &[LeaseRow], found: &[lease_report::Finding]) -> Vec<Finding> {
+    let class: HashMap<(&str, &str), LeaseClass> =
+        rows.iter().map(|r| ((r.namespace.as_str(), r.name.as_str()), r.class)).collect();
+    found
+        .iter()
+        .map(|f| {
+            let class = class.get(&(f.namespace.as_str(), f.name.as_str())).copied().unwrap_or(LeaseClass::Generic);
+            Finding {
+                severity: lease_severity(&f.kind, class),
+                mechanism: Mechanism::Leases,
+                reason: serde_name(&f.kind),
+                namespace: Some(f.namespace.clone()),
+                object_kind: "Lease".into(),
+                object: format!("lease/{}", f.name),
+                message: f.message.clone(),
+                detail: command("leases", &f.name, Some(&f.namespace)),
+            }
+        })
+        .collect()
+}
+
+/// Controller leases (kube-system kube-controller-manager, kube-scheduler...) that no one
+/// holds: released, or held by an empty identity. Expired ones are findings already.
+pub fn leaderless(rows: &[LeaseRow]) -> Vec<Finding> {
+    rows.iter()
+        .filter(|r| r.class == LeaseClass::ControlPlane && r.state == LeaseState::Released)
+        .map(|r| Finding {
+            severity: Severity::Error,
+            mechanism: Mechanism::Leases,
+            reason: "leaderless".into(),
+            namespace: Some(r.namespace.clone()),
+            object_kind: "Lease".into(),
+            object: format!("lease/{}", r.name),
+            message: format!("{} was released and no one took it: the controllers it elects have no leader", r.name),
+            detail: command("leases", &r.name, Some(&r.namespace)),
+        })
+        .collect()
+}
+
+/// The pod a holder names, as the owner graph knows it: whether it exists (None when
+/// pods in its namespace were not read) and the workload at the top of its controller chain.
+pub fn holder_pod(
+    graph: &Graph,
+    namespace: &str,
+    pod: &str,
+    pods_read: bool,
+    replicas: &dyn Fn(&str) -> Option<i32>,
+) -> HolderPod {
+    let Some(node) = graph.find("", "Pod", Some(namespace), pod) else {
+        let exists = pods_read.then_some(false);
+        return HolderPod { name: pod.into(), exists, phase: None, ready: None, controller: None };
+    };
+    let controller_of = |i: usize| {
+        let o = &graph.objects[i];
+        o.owner_refs.iter().enumerate().find(|(_, r)| r.is_controller())
+    };
+    let mut current = node;
+    let mut top: Option<Workload> = None;
+    for _ in 0..4 {
+        let Some((k, r)) = controller_of(current) else { break };
+        let owner = graph.owners(current).find(|&(_, ref_index)| ref_index == k).map(|(o, _)| o);
+        let uid = owner.map(|o| graph.objects[o].uid.as_str()).unwrap_or(r.uid.as_str());
+        top = Some(Workload {
+            kind: r.kind.clone(),
+            name: r.name.clone(),
+            namespace: namespace.into(),
+            replicas: replicas(uid),
+        });
+        match owner {
+            Some(o) => current = o,
+            None => break,
+        }
+    }
+    HolderPod { name: pod.into(), exists: Some(true), phase: None, ready: None, controller: top }
+}
+
+// ---- owners
+
+fn owner_severity(kind: OwnerFinding) -> Severity {
+    match kind {
+        OwnerFinding::OwnerKindNotServed => Severity::Warning,
+        _ => Severity::Error,
+    }
+}
+
+pub fn owners(graph: &Graph, found: &[owner_graph::Finding]) -> Vec<Finding> {
+    found
+        .iter()
+        .map(|f| {
+            let o = &graph.objects[f.object];
+            let target = type_name(&o.kind, o.group(), &o.name);
+            Finding {
+                severity: owner_severity(f.kind),
+                mechanism: Mechanism::Owners,
+                reason: serde_name(&f.kind),
+                namespace: o.namespace.clone(),
+                object_kind: o.kind.clone(),
+                detail: command("owners", &target, o.namespace.as_deref()),
+                object: target,
+                message: f.message.clone(),
+            }
+        })
+        .collect()
+}
+
+// ---- overlaps
+
+fn overlap_group(kind: &str) -> &'static str {
+    match kind {
+        "ReplicationController" | "Pod" => "",
+        "Job" => "batch",
+        "PodDisruptionBudget" => "policy",
+        _ => "apps",
+    }
+}
+
+pub fn overlaps(a: &Analysis) -> Vec<Finding> {
+    let mut out: Vec<Finding> = a
+        .findings
+        .iter()
+        .map(|f| {
+            let shared = match f.shared_pod_counts.total {
+                0 => String::new(),
+                n => format!("; {n} pod(s) selected by both now"),
+            };
+            let hazard = f.template_hazards.first().map(|h| format!("; {h}")).unwrap_or_default();
+            let witness: Vec<String> = f.witness.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let witness = if witness.is_empty() { "<any>".to_string() } else { witness.join(",") };
+            Finding {
+                severity: match f.severity {
+                    overlap::Severity::Error => Severity::Error,
+                    overlap::Severity::Warning => Severity::Warning,
+                },
+                mechanism: Mechanism::Overlaps,
+                reason: "selectors-overlap".into(),
+                namespace: Some(f.namespace.clone()),
+                object_kind: f.a.kind.clone(),
+                object: type_name(&f.a.kind, overlap_group(&f.a.kind), &f.a.name),
+                message: format!(
+                    "selector {} overlaps {} {} ({}), both select {witness}{shared}{hazard}",
+                    f.selector_a, f.b.kind, f.b.name, f.selector_b
+                ),
+                detail: command("overlaps", "", Some(&f.namespace)),
+            }
+        })
+        .collect();
+    out.extend(a.pdb_conflicts.iter().map(|c| Finding {
+        severity: Severity::Error,
+        mechanism: Mechanism::Overlaps,
+        reason: "several-disruption-budgets".into(),
+        namespace: Some(c.namespace.clone()),
+        object_kind: "Pod".into(),
+        object: format!("pod/{}", c.pod),
+        message: format!(
+            "matched by {} PodDisruptionBudgets ({}): the eviction API refuses to evict it",
+            c.budgets.len(),
+            c.budgets.join(", ")
+        ),
+        detail: command("overlaps", "", Some(&c.namespace)),
+    }));
+    out
+}
+
+// ---- fields
+
+fn contest_severity(kind: ContestKind) -> Severity {
+    match kind {
+        ContestKind::ApplyAndUpdate | ContestKind::UpdateAndUpdate | ContestKind::UpdateInsideApply => {
+            Severity::Warning
+        }
+        ContestKind::SharedApply
+        | ContestKind::StatusViaMainResource
+        | ContestKind::SpecViaStatus
+        | ContestKind::SameManagerApplyAndUpdate => Severity::Info,
+    }
+}
+
+/// One finding per contested object: (kind, group, namespace, name, contests).
+pub fn fields<'a>(
+    contested: impl IntoIterator<Item = (&'a str, &'a str, &'a str, &'a str, &'a [Contest])>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (kind, group, namespace, name, contests) in contested {
+        let fights: Vec<&Contest> = contests.iter().filter(|c| !c.kind.is_note()).collect();
+        let Some(severity) = fights.iter().map(|c| contest_severity(c.kind)).max() else { continue };
+        let mut worst: Vec<&&Contest> = fights.iter().filter(|c| contest_severity(c.kind) == severity).collect();
+        worst.sort_by_key(|c| c.path.len());
+        let first = worst[0];
+        let more = match fights.len() - 1 {
+            0 => String::new(),
+            n => format!(" (+{n} more)"),
+        };
+        let target = type_name(kind, group, name);
+        let ns = (!namespace.is_empty()).then(|| namespace.to_string());
+        out.push(Finding {
+            severity,
+            mechanism: Mechanism::Fields,
+            reason: serde_name(&first.kind),
+            namespace: ns.clone(),
+            object_kind: kind.into(),
+            detail: command("fields", &target, ns.as_deref()),
+            object: target,
+            message: format!("{}: {}{more}", first.path, first.managers.join(", ")),
+        });
+    }
+    out
+}
+
+// ---- trace
+
+/// Workloads and pods as one forest: each object under its controller, by uid.
+pub fn workload_snapshot(objects: Vec<TraceObject>) -> TraceSnapshot {
+    let by_uid: HashMap<&str, usize> = objects.iter().enumerate().map(|(i, o)| (o.uid.as_str(), i)).collect();
+    let parent = objects.iter().map(|o| o.controller_uid.as_deref().and_then(|u| by_uid.get(u).copied())).collect();
+    let prefix = vec![String::new(); objects.len()];
+    TraceSnapshot { objects, parent, prefix, events: Vec::new() }
+}
+
+/// The stalls `check` can stand behind without each pod's spec and status: controller
+/// stalls, and unscheduled pods only where the list of unscheduled pods names them.
+pub fn keep_stall(snap: &TraceSnapshot, stall: &Stall, unscheduled: &HashSet<String>) -> bool {
+    match stall.kind {
+        StallKind::Unscheduled => unscheduled.contains(&snap.objects[stall.object].uid),
+        StallKind::NotStarted => false,
+        _ => true,
+    }
+}
+
+/// Stalls as findings; unscheduled pods of one controller are one finding on that controller.
+pub fn stalls(snap: &TraceSnapshot, found: &[(Stall, Option<LeaseVerdict>)]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut pods_by_owner: BTreeMap<usize, Vec<&(Stall, Option<LeaseVerdict>)>> = BTreeMap::new();
+    for pair @ (stall, verdict) in found {
+        let o = &snap.objects[stall.object];
+        if stall.kind == StallKind::Unscheduled
+            && let Some(p) = snap.parent[stall.object]
+        {
+            pods_by_owner.entry(p).or_default().push(pair);
+            continue;
+        }
+        out.push(stall_finding(o, stall, verdict.as_ref(), sentence(stall, verdict.as_ref())));
+    }
+    for (owner, pods) in pods_by_owner {
+        let (first, verdict) = pods.iter().max_by_key(|(s, _)| s.stalled_seconds).map(|p| (&p.0, &p.1)).unwrap();
+        let names: Vec<&str> = pods.iter().take(3).map(|(s, _)| snap.objects[s.object].name.as_str()).collect();
+        let more = if pods.len() > 3 { format!(" and {} more", pods.len() - 3) } else { String::new() };
+        let what = format!("{} pod(s) with no node ({}{more})", pods.len(), names.join(", "));
+        let mut stall = first.clone();
+        stall.what = what;
+        let text = sentence(&stall, verdict.as_ref());
+        out.push(stall_finding(&snap.objects[owner], first, verdict.as_ref(), text));
+    }
+    out
+}
+
+fn stall_finding(o: &TraceObject, stall: &Stall, verdict: Option<&LeaseVerdict>, message: String) -> Finding {
+    let target = type_name(&o.kind, o.group(), &o.name);
+    Finding {
+        severity: if confirmed(stall, verdict) { Severity::Error } else { Severity::Warning },
+        mechanism: Mechanism::Trace,
+        reason: serde_name(&stall.kind),
+        namespace: o.namespace.clone(),
+        object_kind: o.kind.clone(),
+        detail: command("trace", &target, o.namespace.as_deref()),
+        object: target,
+        message,
+    }
+}
+
+// ---- the whole list
+
+/// Keeps findings at or above `min`, most severe first, then by mechanism, place and object.
+pub fn select(mut findings: Vec<Finding>, min: Severity) -> Vec<Finding> {
+    findings.retain(|f| f.severity >= min);
+    findings.sort_by(|a, b| {
+        (b.severity, a.mechanism, &a.namespace, &a.object, &a.reason, &a.message).cmp(&(
+            a.severity,
+            b.mechanism,
+            &b.namespace,
+            &b.object,
+            &b.reason,
+            &b.message,
+        ))
+    });
+    findings.dedup();
+    findings
+}
+
+/// Adds the findings' severities to each mechanism's summary.
+pub fn tally(summaries: &mut BTreeMap<Mechanism, Summary>, findings: &[Finding]) {
+    for f in findings {
+        let s = summaries.entry(f.mechanism).or_default();
+        match f.severity {
+            Severity::Error => s.errors += 1,
+            Severity::Warning => s.warnings += 1,
+            Severity::Info => s.infos += 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::owner_graph::tests::{coverage, obj};
+
+    fn finding(severity: Severity, mechanism: Mechanism, object: &str) -> Finding {
+        Finding {
+            severity,
+            mechanism,
+            reason: "r".into(),
+            namespace: Some("ns".into()),
+            object_kind: "Pod".into(),
+            object: object.into(),
+            message: "m".into(),
+            detail: "d".into(),
+        }
+    }
+
+    #[test]
+    fn select_orders_by_severity_then_mechanism_and_applies_the_floor() {
+        let all = vec![
+            finding(Severity::Warning, Mechanism::Owners, "pod/b"),
+            finding(Severity::Info, Mechanism::Leases, "pod/a"),
+            finding(Severity::Error, Mechanism::Trace, "pod/c"),
+            finding(Severity::Error, Mechanism::Leases, "pod/d"),
+            finding(Severity::Error, Mechanism::Leases, "pod/d"),
+        ];
+        let got: Vec<(Severity, &str)> =
+            select(all.clone(), Severity::Info).iter().map(|f| (f.severity, f.mechanism.name())).collect::<Vec<_>>();
+        assert_eq!(
+            got,
+            vec![
+                (Severity::Error, "leases"),
+                (Severity::Error, "trace"),
+                (Severity::Warning, "owners"),
+                (Severity::Info, "leases")
+            ]
+        );
+        assert_eq!(select(all, Severity::Error).len(), 2);
+    }
+
+    #[test]
+    fn type_names_and_commands_are_what_kubectl_accepts() {
+        assert_eq!(type_name("Deployment", "apps", "web"), "deployment.apps/web");
+        assert_eq!(type_name("ConfigMap", "", "x"), "configmap/x");
+        assert_eq!(command("owners", "configmap/x", Some("ns")), "kubectl coord owners configmap/x -n ns");
+        assert_eq!(command("overlaps", "", Some("ns")), "kubectl coord overlaps -n ns");
+        assert_eq!(command("owners", "node/n1", None), "kubectl coord owners node/n1");
+    }
+
+    #[test]
+    fn holder_pod_walks_the_controller_chain_in_the_graph() {
+        let dep = obj("d1", "Deployment", Some("ns"), "web", &[]);
+        let rs = obj("r1", "ReplicaSet", Some("ns"), "web-5d", &[("Deployment", "web", "d1", true, true)]);
+        let pod = obj("p1", "Pod", Some("ns"), "web-5d-x", &[("ReplicaSet", "web-5d", "r1", true, true)]);
+        let graph = Graph::build(vec![dep, rs, pod], &coverage());
+        let replicas = |uid: &str| (uid == "d1").then_some(3);
+        let found = holder_pod(&graph, "ns", "web-5d-x", true, &replicas);
+        assert_eq!(found.exists, Some(true));
+        let w = found.controller.unwrap();
+        assert_eq!((w.kind.as_str(), w.name.as_str(), w.replicas), ("Deployment", "web", Some(3)));
+        assert_eq!(holder_pod(&graph, "ns", "gone", true, &replicas).exists, Some(false));
+        assert_eq!(holder_pod(&graph, "ns", "gone", false, &replicas).exists, None);
+    }
+
+    #[test]
+    fn contested_objects_become_one_finding_at_their_worst_contest() {
+        let contests = vec![
+            Contest { path: ".status.x".into(), kind: ContestKind::StatusViaMainResource, managers: vec!["a".into()] },
+            Contest {
+                path: ".spec.replicas".into(),
+                kind: ContestKind::UpdateInsideApply,
+                managers: vec!["kubectl".into(), "hpa".into()],
+            },
+            Contest { path: ".spec".into(), kind: ContestKind::SameManagerApplyAndUpdate, managers: vec!["x".into()] },
+        ];
+        let notes_only = vec![contests[2].clone()];
+        let got = fields([
+            ("Deployment", "apps", "ns", "web", contests.as_slice()),
+            ("Deployment", "apps", "ns", "quiet", notes_only.as_slice()),
+        ]);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].severity, Severity::Warning);
+        assert_eq!(got[0].reason, "update-inside-apply");
+        assert_eq!(got[0].message, ".spec.replicas: kubectl, hpa (+1 more)");
+        assert_eq!(got[0].detail, "kubectl coord fields deployment.apps/web -n ns");
+    }
+
+    #[test]
+    fn workload_forest_links_by_controller_uid() {
+        let mut rs = TraceObject { uid: "r".into(), kind: "ReplicaSet".into(), ..Default::default() };
+        rs.controller_uid = Some("missing".into());
+        let pod =
+            TraceObject { uid: "p".into(), kind: "Pod".into(), controller_uid: Some("r".into()), ..Default::default() };
+        let snap = workload_snapshot(vec![rs, pod]);
+        assert_eq!(snap.parent, vec![None, Some(0)]);
+    }
+}

@@ -1,0 +1,306 @@
+//! I/O for `check`: each list read once and handed to every analysis that needs it.
+//! Controllers, PDBs, Leases and LeaseCandidates are read whole (selectors, templates,
+//! lease specs and controller status live outside metadata); every other type, pods
+//! included, metadata-only. One extra metadata list names the pods with no node.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use jiff::Timestamp;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::Plan;
+use crate::analyze::lease::LeaseSnapshot;
+use crate::analyze::lease_report::CandidateSnapshot;
+use crate::analyze::overlap::{Controller, PodMeta};
+use crate::analyze::owner_graph::{Coverage, Object};
+use crate::analyze::resource_ref::ApiResource;
+use crate::analyze::selector::Labels;
+use crate::analyze::sequence::{TraceObject, object_from_json};
+use crate::commands::fields::census::{Census, DEFAULT_KINDS, Digest, Tally};
+use crate::commands::leases::fetch::{Candidate, LeaseItem, snapshot as lease_snapshot};
+use crate::commands::overlaps::fetch::{self as overlaps_fetch, KINDS as OVERLAP_KINDS};
+use crate::commands::owners::fetch::{self as owners_fetch, Lists, Progress, Scope, Skipped, list_types, served};
+use crate::connect::{Accept, Session};
+
+#[derive(Default)]
+pub struct Snapshot {
+    pub server_time: Option<Timestamp>,
+    /// Every object listed, for the owner graph (and holder pods' controller chains).
+    pub objects: Vec<Object>,
+    pub coverage: Coverage,
+    pub skipped: Vec<Skipped>,
+    pub controllers: Vec<Controller>,
+    /// Controllers whose selector could not be understood.
+    pub invalid: Vec<String>,
+    pub pods: Vec<PodMeta>,
+    pub leases: Vec<LeaseSnapshot>,
+    pub leases_listed: bool,
+    pub candidates: Vec<CandidateSnapshot>,
+    /// Controllers from their full objects, pods from metadata: the forest stalls are found in.
+    pub workloads: Vec<TraceObject>,
+    /// uids of the pods the API lists with no spec.nodeName.
+    pub unscheduled: HashSet<String>,
+    pub census: Census,
+    /// Objects the census read, by kind.
+    pub census_checked: BTreeMap<String, usize>,
+    /// uid -> the replicas a workload asks for (shown beside a lease holder's controller).
+    pub replicas: HashMap<String, i32>,
+}
+
+/// How a type is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    /// Whole objects, kept as JSON for every analysis to decode its part.
+    Full,
+    /// Metadata-only, kept as JSON (managedFields for the census).
+    MetadataJson,
+    /// Metadata-only, decoded straight into what the graph and the pod list need.
+    Metadata,
+}
+
+fn is(r: &ApiResource, group: &str, plural: &str) -> bool {
+    r.group == group && r.plural == plural
+}
+
+/// The kind name overlaps compares `r` as, when it is one of its kinds.
+fn overlap_kind(r: &ApiResource) -> Option<&'static str> {
+    OVERLAP_KINDS
+        .iter()
+        .find(|(gv, plural, _)| is(r, gv.rsplit_once('/').map(|(g, _)| g).unwrap_or(""), plural))
+        .map(|(_, _, kind)| *kind)
+}
+
+fn census_kind(r: &ApiResource) -> bool {
+    DEFAULT_KINDS.iter().any(|(group, _, plural, _)| is(r, group, plural))
+}
+
+fn is_pods(r: &ApiResource) -> bool {
+    is(r, "", "pods")
+}
+
+fn read_for(r: &ApiResource, plan: &Plan) -> Option<Read> {
+    let lease_kind = is(r, "coordination.k8s.io", "leases");
+    if (lease_kind && (plan.leases || plan.trace))
+        || (is(r, "coordination.k8s.io", "leasecandidates") && plan.leases)
+        || (overlap_kind(r).is_some() && (plan.overlaps || plan.trace || plan.leases))
+    {
+        return Some(Read::Full);
+    }
+    if census_kind(r) && plan.fields {
+        return Some(Read::MetadataJson);
+    }
+    if plan.owners || (is_pods(r) && (plan.overlaps || plan.trace || plan.leases)) {
+        return Some(Read::Metadata);
+    }
+    None
+}
+
+/// A metadata-only item: what the owner graph reads plus the labels overlaps compares.
+#[derive(Deserialize)]
+struct MetaItem {
+    #[serde(default)]
+    metadata: Meta,
+}
+
+#[derive(Deserialize, Default)]
+struct Meta {
+    #[serde(flatten)]
+    graph: owners_fetch::Meta,
+    #[serde(default)]
+    labels: Labels,
+}
+
+/// Lists in flight at once: whole objects and metadata lists each have their own share.
+const FULL_CONCURRENCY: usize = 4;
+const METADATA_CONCURRENCY: usize = 8;
+
+pub async fn snapshot(
+    session: &Session,
+    resources: &[ApiResource],
+    scope: &Scope,
+    plan: &Plan,
+) -> anyhow::Result<Snapshot> {
+    let types = plan_types(resources, plan);
+    let (json_types, meta_types): (Planned, Planned) = types.into_iter().partition(|(_, read)| *read != Read::Metadata);
+    let json_resources: Vec<ApiResource> = json_types.iter().map(|(r, _)| r.clone()).collect();
+    let meta_resources: Vec<ApiResource> = meta_types.into_iter().map(|(r, _)| r).collect();
+    let progress = Progress::new(json_resources.len() + meta_resources.len());
+    let full_accept = |r: &ApiResource| {
+        if json_types.iter().any(|(t, read)| t == r && *read == Read::Full) {
+            Accept::Json
+        } else {
+            Accept::MetadataList
+        }
+    };
+    let (json, meta, unscheduled) = futures::join!(
+        list_types::<Value>(session, &json_resources, scope, full_accept, FULL_CONCURRENCY, &progress),
+        list_types::<MetaItem>(
+            session,
+            &meta_resources,
+            scope,
+            |_| Accept::MetadataList,
+            METADATA_CONCURRENCY,
+            &progress
+        ),
+        unscheduled_pods(session, scope, plan.trace)
+    );
+    progress.clear();
+    let (json, meta) = (json?, meta?);
+    let mut snap = Snapshot {
+        coverage: Coverage { served: served(resources), listed: HashMap::new() },
+        leases_listed: json.items.iter().any(|(r, _)| is(r, "coordination.k8s.io", "leases")),
+        ..Default::default()
+    };
+    match unscheduled {
+        Ok(uids) => snap.unscheduled = uids,
+        Err(skip) => snap.skipped.push(skip),
+    }
+    absorb_lists(&mut snap, &json, &meta);
+    let mut tally = Tally::default();
+    for (r, items) in json.items {
+        read_json(&mut snap, plan, &mut tally, &r, items);
+    }
+    for (r, items) in meta.items {
+        read_metadata(&mut snap, plan, &r, items);
+    }
+    snap.census = tally.finish();
+    snap.skipped.sort_by(|a, b| (&a.resource, &a.namespace).cmp(&(&b.resource, &b.namespace)));
+    Ok(snap)
+}
+
+type Planned = Vec<(ApiResource, Read)>;
+
+/// The types to list and how, by what the chosen mechanisms need.
+fn plan_types(resources: &[ApiResource], plan: &Plan) -> Planned {
+    owners_fetch::plan(resources).into_iter().filter_map(|r| read_for(&r, plan).map(|read| (r, read))).collect()
+}
+
+fn absorb_lists<A, B>(snap: &mut Snapshot, json: &Lists<A>, meta: &Lists<B>) {
+    snap.server_time = json.server_time.or(meta.server_time);
+    for lists in [(&json.listed, &json.skipped), (&meta.listed, &meta.skipped)] {
+        snap.coverage.listed.extend(lists.0.iter().map(|(k, v)| (k.clone(), v.clone())));
+        snap.skipped.extend(lists.1.iter().cloned());
+    }
+}
+
+fn read_json(snap: &mut Snapshot, plan: &Plan, tally: &mut Tally, r: &ApiResource, items: Vec<Value>) {
+    let overlap = overlap_kind(r);
+    let census = plan.fields && census_kind(r);
+    if census {
+        *snap.census_checked.entry(r.kind.clone()).or_default() += items.len();
+    }
+    for v in items {
+        if let Ok(item) = owners_fetch::Item::deserialize(&v) {
+            snap.objects.push(item.into_object(r));
+        }
+        if census && let Ok(digest) = Digest::deserialize(&v) {
+            tally.add(&r.kind, digest);
+        }
+        if is(r, "coordination.k8s.io", "leases") {
+            if let Ok(item) = LeaseItem::deserialize(&v) {
+                snap.leases.push(lease_snapshot(item));
+            }
+            continue;
+        }
+        if is(r, "coordination.k8s.io", "leasecandidates") {
+            if let Ok(c) = Candidate::deserialize(&v) {
+                snap.candidates.push(c.snapshot());
+            }
+            continue;
+        }
+        let Some(kind) = overlap else { continue };
+        if plan.overlaps
+            && let Ok(obj) = overlaps_fetch::Object::deserialize(&v)
+        {
+            match overlaps_fetch::controller(kind, obj) {
+                Ok(c) => snap.controllers.push(c),
+                Err(e) => snap.invalid.push(e),
+            }
+        }
+        let mut o = object_from_json(&v);
+        o.kind = r.kind.clone();
+        o.api_version = r.group_version();
+        if let Some(n) = replicas(&r.kind, &v) {
+            snap.replicas.insert(o.uid.clone(), n);
+        }
+        if plan.trace && kind != "PodDisruptionBudget" {
+            snap.workloads.push(o);
+        }
+    }
+}
+
+fn read_metadata(snap: &mut Snapshot, plan: &Plan, r: &ApiResource, items: Vec<MetaItem>) {
+    let pods = is_pods(r);
+    for item in items {
+        let Meta { graph: m, labels } = item.metadata;
+        let namespace = m.namespace.clone().filter(|n| !n.is_empty());
+        let controller = m.owner_references.iter().find(|o| o.is_controller());
+        if pods && plan.trace {
+            snap.workloads.push(TraceObject {
+                uid: m.uid.clone(),
+                api_version: "v1".into(),
+                kind: "Pod".into(),
+                namespace: namespace.clone(),
+                name: m.name.clone(),
+                controller_uid: controller.map(|c| c.uid.clone()),
+                created: m.creation_timestamp,
+                deleting: m.deletion_timestamp,
+                ..Default::default()
+            });
+        }
+        if pods && plan.overlaps {
+            snap.pods.push(PodMeta {
+                namespace: namespace.unwrap_or_default(),
+                name: m.name.clone(),
+                labels,
+                controller: controller.map(|c| (c.kind.clone(), c.name.clone(), c.uid.clone())),
+            });
+        }
+        snap.objects.push(owners_fetch::Item { metadata: m }.into_object(r));
+    }
+}
+
+/// What a workload asks for, as `leases` shows it beside a holder's controller.
+fn replicas(kind: &str, v: &Value) -> Option<i32> {
+    let int = |p: &str| v.pointer(p).and_then(Value::as_i64).map(|n| n as i32);
+    match kind {
+        "DaemonSet" => int("/status/desiredNumberScheduled"),
+        "Job" => int("/spec/parallelism"),
+        "PodDisruptionBudget" => None,
+        _ => int("/spec/replicas").or(Some(1)),
+    }
+}
+
+/// uids of the pods with no node: a metadata list with a field selector, cheap however
+/// many pods are running.
+async fn unscheduled_pods(session: &Session, scope: &Scope, wanted: bool) -> Result<HashSet<String>, Skipped> {
+    #[derive(Deserialize)]
+    struct Item {
+        metadata: UidOnly,
+    }
+    #[derive(Deserialize)]
+    struct UidOnly {
+        #[serde(default)]
+        uid: String,
+    }
+    if !wanted {
+        return Ok(HashSet::new());
+    }
+    let ns = match scope {
+        Scope::Namespace(ns) => Some(ns.as_str()),
+        Scope::AllNamespaces => None,
+    };
+    let collection = |ns: Option<&str>| match ns {
+        Some(ns) => format!("/api/v1/namespaces/{ns}/pods"),
+        None => "/api/v1/pods".to_string(),
+    };
+    match session.list_scoped::<Item>(ns, collection, "fieldSelector=spec.nodeName%3D", Accept::MetadataList).await {
+        Ok((listed, _)) => Ok(listed.items.into_iter().map(|i| i.metadata.uid).collect()),
+        Err(e) => Err(Skipped {
+            resource: "pods (with no node)".into(),
+            namespace: ns.map(str::to_string),
+            reason: if e.forbidden() { "forbidden".into() } else { e.to_string() },
+        }),
+    }
+}

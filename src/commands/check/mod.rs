@@ -1,0 +1,272 @@
+//! `kubectl coord check`: every analysis in one run over lists read once, as one
+//! findings list by severity, for people (table), scripts (json/yaml) and CI (junit).
+
+mod fetch;
+mod render;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Args;
+use jiff::Timestamp;
+
+use crate::analyze::check::{self, Finding, Mechanism, Severity, Summary};
+use crate::analyze::lease_report::{self, LeaseRow};
+use crate::analyze::overlap::{self, Options};
+use crate::analyze::owner_graph::{self, Graph};
+use crate::analyze::stall::{LeaseKey, LeaseLookup, judge, lease_for_manager, stalls};
+use crate::cli::ConnectionArgs;
+use crate::commands::owners::fetch::Scope;
+use crate::connect::duration::duration_arg;
+use crate::connect::{Session, discovery};
+use crate::error::{Outcome, usage};
+use crate::output::Printer;
+
+const LONG_ABOUT: &str = "\
+Run every analysis at once and list what it finds, most severe first, each finding with the
+command that shows its detail:
+
+  leases    expired, at-risk and skewed leases, holder pods that are gone, released
+            control-plane leases (no leader), LeaseCandidate disagreements
+  owners    dangling and invalid ownerReferences, cycles, objects stuck in deletion
+  overlaps  controllers of one kind whose selectors overlap; pods under several PDBs
+  fields    objects whose fields several managers fight over (the fields census)
+  trace     chains that stall: a generation not observed, replicas short, pods with no node,
+            each joined with the responsible controller's lease
+
+Each list is read once and shared: controllers, PDBs, Leases and LeaseCandidates whole, every
+other type (pods included) metadata-only, plus the pods with no node. --only and --skip leave out
+the lists only the skipped mechanisms need. Pod-level stalls beyond scheduling (a kubelet that
+never reported) need each pod's status: `kubectl coord trace` shows them.
+
+Severity:
+  error    broken now: no leader, a stalled chain, pods two controllers count, a misfiring cascade
+  warning  breaks now and then or will: late renewals, logical overlaps, fighting writers
+  info     worth knowing (an API server identity lease not yet collected, a status written
+           through the main resource)";
+
+#[derive(Debug, Args)]
+#[command(long_about = LONG_ABOUT)]
+pub struct CheckArgs {
+    /// Only these mechanisms (comma-separated)
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "MECHANISM", conflicts_with = "skip")]
+    pub only: Vec<Mechanism>,
+    /// Leave out these mechanisms (comma-separated)
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "MECHANISM")]
+    pub skip: Vec<Mechanism>,
+    /// Show (and count for --exit-code) findings at or above this severity
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = Severity::Warning)]
+    pub min_severity: Severity,
+    /// Exit 3 when any finding at or above --min-severity is reported
+    #[arg(long)]
+    pub exit_code: bool,
+    /// Work outstanding for longer than this is a stall (trace)
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration_arg("--stall-after"))]
+    pub stall_after: Duration,
+    /// An object deleting for longer than this, with finalizers left, is stuck (owners)
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = duration_arg("--stuck-after"))]
+    pub stuck_after: Duration,
+}
+
+/// Which mechanisms run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Plan {
+    pub leases: bool,
+    pub owners: bool,
+    pub overlaps: bool,
+    pub fields: bool,
+    pub trace: bool,
+}
+
+impl Plan {
+    pub fn from_args(only: &[Mechanism], skip: &[Mechanism]) -> Plan {
+        let on = |m: Mechanism| if only.is_empty() { !skip.contains(&m) } else { only.contains(&m) };
+        Plan {
+            leases: on(Mechanism::Leases),
+            owners: on(Mechanism::Owners),
+            overlaps: on(Mechanism::Overlaps),
+            fields: on(Mechanism::Fields),
+            trace: on(Mechanism::Trace),
+        }
+    }
+
+    pub fn runs(&self, m: Mechanism) -> bool {
+        match m {
+            Mechanism::Leases => self.leases,
+            Mechanism::Owners => self.owners,
+            Mechanism::Overlaps => self.overlaps,
+            Mechanism::Fields => self.fields,
+            Mechanism::Trace => self.trace,
+        }
+    }
+}
+
+pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &CheckArgs) -> Result<Outcome> {
+    let plan = Plan::from_args(&args.only, &args.skip);
+    if !Mechanism::ALL.iter().any(|&m| plan.runs(m)) {
+        return Err(usage("--skip leaves no mechanism to check"));
+    }
+    let session = Session::open(conn).await?;
+    let report = collect(&session, printer, args, plan).await?;
+    report.print(printer)?;
+    let hit = !report.findings.is_empty();
+    Ok(if args.exit_code && hit { Outcome::Findings } else { Outcome::Clean })
+}
+
+/// Reads and analyzes one cluster (the session's context).
+pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, plan: Plan) -> Result<render::Report> {
+    let read = async {
+        let resources = discovery::discover(&session.conn).await?;
+        let scope =
+            if session.all_namespaces { Scope::AllNamespaces } else { Scope::Namespace(session.namespace.clone()) };
+        let snap = fetch::snapshot(session, &resources, &scope, &plan).await?;
+        anyhow::Ok((snap, scope))
+    };
+    let (mut snap, scope) = session.checking_namespace(read).await?;
+    let now = snap.server_time.unwrap_or_else(|| {
+        printer.warn("the API server sent no Date header; ages use the local clock");
+        Timestamp::now()
+    });
+    let graph = Graph::build(std::mem::take(&mut snap.objects), &snap.coverage);
+    let mut found: Vec<Finding> = Vec::new();
+    let mut summaries: BTreeMap<Mechanism, Summary> = BTreeMap::new();
+    let mut count = |m: Mechanism, kind: &str, n: usize| {
+        *summaries.entry(m).or_default().checked.entry(kind.to_string()).or_default() += n;
+    };
+
+    if plan.leases {
+        let rows = lease_rows(&snap, &graph, now);
+        count(Mechanism::Leases, "Lease", rows.len());
+        if !snap.candidates.is_empty() {
+            count(Mechanism::Leases, "LeaseCandidate", snap.candidates.len());
+        }
+        found.extend(check::leases(&rows, &lease_report::findings(&rows)));
+        found.extend(check::leaderless(&rows));
+    }
+    if plan.owners {
+        for o in &graph.objects {
+            count(Mechanism::Owners, &o.kind, 1);
+        }
+        let everything: Vec<usize> = (0..graph.objects.len()).collect();
+        let owner_findings =
+            owner_graph::findings(&graph, &everything, snap.server_time, args.stuck_after.as_secs() as i64);
+        found.extend(check::owners(&graph, &owner_findings));
+    }
+    if plan.overlaps {
+        for c in &snap.controllers {
+            count(Mechanism::Overlaps, &c.kind, 1);
+        }
+        count(Mechanism::Overlaps, "Pod", snap.pods.len());
+        let analysis = overlap::analyze(&snap.controllers, &snap.pods, &Options { cross_kind: false, explain: false });
+        found.extend(check::overlaps(&analysis));
+    }
+    if plan.fields {
+        for (kind, n) in &snap.census_checked {
+            count(Mechanism::Fields, kind, *n);
+        }
+        let groups: BTreeMap<&str, &str> =
+            crate::commands::fields::census::DEFAULT_KINDS.iter().map(|(group, _, _, kind)| (*kind, *group)).collect();
+        found.extend(check::fields(snap.census.contested.iter().map(|o| {
+            let group = groups.get(o.kind.as_str()).copied().unwrap_or("");
+            (o.kind.as_str(), group, o.namespace.as_str(), o.name.as_str(), o.contests.as_slice())
+        })));
+    }
+    if plan.trace {
+        found.extend(trace_findings(session, &snap, &scope, now, args.stall_after, &mut count).await);
+    }
+    let findings = check::select(found, args.min_severity);
+    check::tally(&mut summaries, &findings);
+    for m in Mechanism::ALL.into_iter().filter(|&m| plan.runs(m)) {
+        summaries.entry(m).or_default();
+    }
+    Ok(render::Report {
+        context: session.context.clone(),
+        scope,
+        server_time: now,
+        min_severity: args.min_severity,
+        summaries,
+        findings,
+        skipped: snap.skipped,
+        invalid: snap.invalid,
+    })
+}
+
+fn lease_rows(snap: &fetch::Snapshot, graph: &Graph, now: Timestamp) -> Vec<LeaseRow> {
+    let replicas = |uid: &str| snap.replicas.get(uid).copied();
+    let mut rows: Vec<LeaseRow> = snap
+        .leases
+        .iter()
+        .map(|l| {
+            let pod = lease_report::wants_holder_pod(l).map(|p| {
+                let read = snap.coverage.covers("", "Pod", Some(&l.namespace));
+                check::holder_pod(graph, &l.namespace, p, read, &replicas)
+            });
+            let cands = snap
+                .candidates
+                .iter()
+                .filter(|c| c.namespace == l.namespace && c.lease_name == l.name)
+                .cloned()
+                .collect();
+            lease_report::row(l, now, pod, cands)
+        })
+        .collect();
+    rows.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    rows
+}
+
+/// Stalls in the controllers and pods in scope, each joined with its controller's lease:
+/// from the lease list when it covers the lease, else read for it.
+async fn trace_findings(
+    session: &Session,
+    snap: &fetch::Snapshot,
+    scope: &Scope,
+    now: Timestamp,
+    stall_after: Duration,
+    count: &mut impl FnMut(Mechanism, &str, usize),
+) -> Vec<Finding> {
+    let forest = check::workload_snapshot(snap.workloads.clone());
+    for o in &forest.objects {
+        count(Mechanism::Trace, &o.kind, 1);
+    }
+    let unscheduled: &HashSet<String> = &snap.unscheduled;
+    let found: Vec<_> = stalls(&forest, now, stall_after.as_secs() as i64)
+        .into_iter()
+        .filter(|s| check::keep_stall(&forest, s, unscheduled))
+        .collect();
+    let listed_covers = |key: &LeaseKey| {
+        snap.leases_listed
+            && match (key, scope) {
+                (_, Scope::AllNamespaces) => true,
+                (LeaseKey::Named { namespace, .. }, Scope::Namespace(ns)) => namespace == ns,
+                (LeaseKey::Manager { .. }, Scope::Namespace(_)) => false,
+            }
+    };
+    let mut lookups: BTreeMap<LeaseKey, LeaseLookup> = BTreeMap::new();
+    let mut missing: BTreeSet<LeaseKey> = BTreeSet::new();
+    for key in found.iter().filter_map(|s| s.responsible.lease.clone()) {
+        if !listed_covers(&key) {
+            missing.insert(key);
+            continue;
+        }
+        let hit = match &key {
+            LeaseKey::Named { namespace, name } => {
+                snap.leases.iter().find(|l| &l.namespace == namespace && &l.name == name)
+            }
+            LeaseKey::Manager { manager } => lease_for_manager(manager, &snap.leases),
+        };
+        lookups.insert(key, hit.cloned().map_or(LeaseLookup::Missing, LeaseLookup::Found));
+    }
+    if !missing.is_empty() {
+        lookups.extend(crate::commands::trace::fetch::leases(session, missing).await);
+    }
+    let judged: Vec<_> = found
+        .into_iter()
+        .map(|stall| {
+            let verdict = stall.responsible.lease.as_ref().and_then(|k| lookups.get(k)).map(|l| judge(&stall, l, now));
+            (stall, verdict)
+        })
+        .filter(|(stall, verdict)| crate::analyze::stall::confirmed(stall, verdict.as_ref()))
+        .collect();
+    check::stalls(&forest, &judged)
+}

@@ -1,0 +1,322 @@
+//! `check` output: the findings table and a summary line per mechanism for people, the
+//! CheckReport for scripts, JUnit XML for CI dashboards. Its wire structs live here.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::analyze::check::{Finding, Mechanism, Severity, Summary};
+use crate::cli::OutputFormat;
+use crate::commands::owners::fetch::{Scope, Skipped};
+use crate::commands::owners::render::footer;
+use crate::output::table::{Grid, Styled, Tone, styled};
+use crate::output::{Printer, SCHEMA_VERSION, out, serde_name};
+
+pub struct Report {
+    pub context: Option<String>,
+    pub scope: Scope,
+    pub server_time: Timestamp,
+    pub min_severity: Severity,
+    pub summaries: BTreeMap<Mechanism, Summary>,
+    pub findings: Vec<Finding>,
+    pub skipped: Vec<Skipped>,
+    pub invalid: Vec<String>,
+}
+
+/// The stable machine shape of `check -o json|yaml`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckReport<'a> {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<&'a str>,
+    /// The namespace checked; absent with -A.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<&'a str>,
+    pub server_time: Timestamp,
+    /// False when anything in scope could not be read (see skipped).
+    pub complete: bool,
+    pub min_severity: Severity,
+    pub mechanisms: Vec<MechanismReport<'a>>,
+    pub findings: &'a [Finding],
+    pub skipped: &'a [Skipped],
+    /// Controllers whose selector could not be understood.
+    pub invalid: &'a [String],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MechanismReport<'a> {
+    pub name: Mechanism,
+    #[serde(flatten)]
+    pub summary: &'a Summary,
+}
+
+impl Report {
+    pub fn machine(&self) -> CheckReport<'_> {
+        CheckReport {
+            api_version: SCHEMA_VERSION,
+            kind: "CheckReport",
+            context: self.context.as_deref(),
+            namespace: match &self.scope {
+                Scope::Namespace(ns) => Some(ns),
+                Scope::AllNamespaces => None,
+            },
+            server_time: self.server_time,
+            complete: self.skipped.is_empty(),
+            min_severity: self.min_severity,
+            mechanisms: self.summaries.iter().map(|(m, s)| MechanismReport { name: *m, summary: s }).collect(),
+            findings: &self.findings,
+            skipped: &self.skipped,
+            invalid: &self.invalid,
+        }
+    }
+
+    pub fn print(&self, printer: &Printer) -> Result<()> {
+        match printer.format {
+            OutputFormat::Junit => out(&self.junit())?,
+            _ if printer.is_machine() => printer.machine(&self.machine())?,
+            _ => out(&self.text(printer))?,
+        }
+        footer(printer, &self.skipped);
+        for note in &self.invalid {
+            printer.warn(&format!("skipped, selector not understood: {note}"));
+        }
+        Ok(())
+    }
+
+    pub fn text(&self, printer: &Printer) -> String {
+        let all_namespaces = self.scope == Scope::AllNamespaces;
+        let mut headers = vec!["SEVERITY", "MECHANISM"];
+        if all_namespaces {
+            headers.push("NAMESPACE");
+        }
+        headers.extend(["OBJECT", "FINDING", "DETAIL"]);
+        let mut grid = Grid::new(headers);
+        for f in &self.findings {
+            let mut row: Vec<Styled> = vec![severity_cell(f.severity), f.mechanism.name().into()];
+            if all_namespaces {
+                row.push(f.namespace.clone().unwrap_or_default().into());
+            }
+            row.extend([f.object.clone().into(), f.message.clone().into(), f.detail.clone().into()]);
+            grid.row(row);
+        }
+        let mut text = grid.render(printer.no_headers, printer.color);
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        for (m, s) in &self.summaries {
+            text.push_str(&summary_line(*m, s, printer.wide()));
+            text.push('\n');
+        }
+        let shown = match self.min_severity {
+            Severity::Info => String::new(),
+            s => format!(" at or above {}", serde_name(&s)),
+        };
+        text.push_str(&format!("{} finding(s){shown}\n", self.findings.len()));
+        text
+    }
+
+    /// One testsuite per mechanism, one testcase per kind of object it checked; a finding
+    /// is a failure of its kind's testcase. What could not be read is a skipped testcase.
+    pub fn junit(&self) -> String {
+        let mut suites = String::new();
+        let (mut tests, mut failures) = (0, 0);
+        for (m, s) in &self.summaries {
+            let mut classes: BTreeMap<&str, Vec<&Finding>> =
+                s.checked.keys().map(|k| (k.as_str(), Vec::new())).collect();
+            for f in self.findings.iter().filter(|f| f.mechanism == *m) {
+                classes.entry(f.object_kind.as_str()).or_default().push(f);
+            }
+            let failed = classes.values().filter(|v| !v.is_empty()).count();
+            tests += classes.len();
+            failures += failed;
+            suites.push_str(&format!(
+                "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failed}\" errors=\"0\" skipped=\"0\">\n",
+                m.name(),
+                classes.len()
+            ));
+            for (class, found) in classes {
+                let checked = s.checked.get(class).copied().unwrap_or(0);
+                let name = xml(&format!("{class} ({checked} checked)"));
+                let classname = format!("coord.{}", m.name());
+                if found.is_empty() {
+                    suites.push_str(&format!("    <testcase classname=\"{classname}\" name=\"{name}\"/>\n"));
+                    continue;
+                }
+                let worst = found.iter().map(|f| f.severity).max().unwrap_or(Severity::Info);
+                let body: Vec<String> = found
+                    .iter()
+                    .map(|f| {
+                        let place = f.namespace.as_deref().map(|n| format!("{n}/")).unwrap_or_default();
+                        format!("{} {place}{}: {} ({})", serde_name(&f.severity), f.object, f.message, f.detail)
+                    })
+                    .collect();
+                suites.push_str(&format!(
+                    "    <testcase classname=\"{classname}\" name=\"{name}\">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n",
+                    serde_name(&worst),
+                    xml(&format!("{} finding(s)", found.len())),
+                    xml(&body.join("\n"))
+                ));
+            }
+            suites.push_str("  </testsuite>\n");
+        }
+        if !self.skipped.is_empty() {
+            tests += self.skipped.len();
+            suites.push_str(&format!(
+                "  <testsuite name=\"coverage\" tests=\"{0}\" failures=\"0\" errors=\"0\" skipped=\"{0}\">\n",
+                self.skipped.len()
+            ));
+            for s in &self.skipped {
+                let place = s.namespace.as_deref().map(|n| format!(" in {n}")).unwrap_or_default();
+                suites.push_str(&format!(
+                    "    <testcase classname=\"coord.coverage\" name=\"{}\">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                    xml(&format!("{}{place}", s.resource)),
+                    xml(&s.reason)
+                ));
+            }
+            suites.push_str("  </testsuite>\n");
+        }
+        let name = match &self.context {
+            Some(c) => format!("kubectl coord check ({c})"),
+            None => "kubectl coord check".to_string(),
+        };
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" timestamp=\"{}\">\n{suites}</testsuites>\n",
+            xml(&name),
+            self.server_time
+        )
+    }
+}
+
+fn severity_cell(s: Severity) -> Styled {
+    match s {
+        Severity::Error => styled("error", Tone::Bad),
+        Severity::Warning => styled("warning", Tone::Warn),
+        Severity::Info => styled("info", Tone::Dim),
+    }
+}
+
+/// "owners: 1204 objects of 31 kinds checked: 2 errors, 1 warning"
+pub fn summary_line(m: Mechanism, s: &Summary, wide: bool) -> String {
+    let total: usize = s.checked.values().sum();
+    let kinds = if wide {
+        let each: Vec<String> = s.checked.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        format!(" ({})", each.join(", "))
+    } else {
+        format!(" of {} kind(s)", s.checked.len())
+    };
+    let mut counts = Vec::new();
+    for (n, word) in [(s.errors, "error"), (s.warnings, "warning"), (s.infos, "info")] {
+        if n > 0 {
+            counts.push(format!("{n} {word}{}", if n == 1 || word == "info" { "" } else { "s" }));
+        }
+    }
+    let verdict = if counts.is_empty() { "ok".to_string() } else { counts.join(", ") };
+    format!("{}: {total} object(s){kinds} checked: {verdict}", m.name())
+}
+
+fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // XML 1.0 has no way to carry other control characters.
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> Report {
+        let mut summaries = BTreeMap::new();
+        summaries.insert(
+            Mechanism::Leases,
+            Summary { checked: BTreeMap::from([("Lease".to_string(), 4)]), errors: 1, warnings: 0, infos: 0 },
+        );
+        summaries.insert(
+            Mechanism::Owners,
+            Summary {
+                checked: BTreeMap::from([("ConfigMap".to_string(), 2), ("Pod".to_string(), 3)]),
+                ..Default::default()
+            },
+        );
+        Report {
+            context: Some("dev".into()),
+            scope: Scope::AllNamespaces,
+            server_time: "2026-12-03T10:00:00Z".parse().unwrap(),
+            min_severity: Severity::Warning,
+            summaries,
+            findings: vec![Finding {
+                severity: Severity::Error,
+                mechanism: Mechanism::Leases,
+                reason: "expired".into(),
+                namespace: Some("kube-system".into()),
+                object_kind: "Lease".into(),
+                object: "lease/kube-scheduler".into(),
+                message: "last renewed 2m ago, past its 15s duration & <gone>".into(),
+                detail: "kubectl coord leases kube-scheduler -n kube-system".into(),
+            }],
+            skipped: vec![Skipped {
+                resource: "secrets".into(),
+                namespace: Some("a".into()),
+                reason: "forbidden".into(),
+            }],
+            invalid: Vec::new(),
+        }
+    }
+
+    fn printer() -> Printer {
+        Printer { format: OutputFormat::Table, no_headers: false, color: false, color_stderr: false }
+    }
+
+    #[test]
+    fn table_has_one_row_per_finding_and_a_line_per_mechanism() {
+        let text = report().text(&printer());
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("SEVERITY") && lines[0].contains("NAMESPACE") && lines[0].ends_with("DETAIL"));
+        assert!(lines[1].starts_with("error") && lines[1].contains("lease/kube-scheduler"));
+        assert!(lines[1].ends_with("kubectl coord leases kube-scheduler -n kube-system"));
+        assert!(text.contains("leases: 4 object(s) of 1 kind(s) checked: 1 error\n"));
+        assert!(text.contains("owners: 5 object(s) of 2 kind(s) checked: ok\n"));
+        assert!(text.ends_with("1 finding(s) at or above warning\n"));
+    }
+
+    #[test]
+    fn junit_has_a_suite_per_mechanism_a_case_per_kind_and_escapes() {
+        let xml = report().junit();
+        assert!(xml.starts_with("<?xml"));
+        assert!(xml.contains("<testsuites name=\"kubectl coord check (dev)\" tests=\"4\" failures=\"1\""));
+        assert!(xml.contains("<testsuite name=\"leases\" tests=\"1\" failures=\"1\""));
+        assert!(xml.contains("<testsuite name=\"owners\" tests=\"2\" failures=\"0\""));
+        assert!(xml.contains("<testcase classname=\"coord.owners\" name=\"Pod (3 checked)\"/>"));
+        assert!(xml.contains("15s duration &amp; &lt;gone&gt;"));
+        assert!(xml.contains("<skipped message=\"forbidden\"/>"));
+        assert_eq!(xml.matches("<testsuite ").count(), xml.matches("</testsuite>").count());
+    }
+
+    #[test]
+    fn machine_report_is_incomplete_when_something_was_skipped() {
+        let r = report();
+        let v = serde_json::to_value(r.machine()).unwrap();
+        assert_eq!(v["kind"], "CheckReport");
+        assert_eq!(v["complete"], false);
+        assert!(v.get("namespace").is_none());
+        assert_eq!(v["mechanisms"][0]["name"], "leases");
+        assert_eq!(v["mechanisms"][0]["checked"]["Lease"], 4);
+        assert_eq!(v["findings"][0]["objectKind"], "Lease");
+        assert_eq!(v["skipped"][0]["reason"], "forbidden");
+    }
+}

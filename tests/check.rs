@@ -1,0 +1,236 @@
+//! `kubectl coord check` against the real control plane: one namespace broken in each
+//! mechanism's way (an expired lock, two Deployments with one selector whose pods no node
+//! can take, a reference cycle, a GitOps apply fought by `kubectl scale`), checked in
+//! one run and compared with what each command finds on its own; each list read once;
+//! partial access reported as skipped; bad input refused on one line.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::{Cluster, cluster, lease_yaml, wait_for};
+use serde_json::Value;
+
+/// A Deployment whose pods ask for a node label no node has: they stay unscheduled
+/// whatever nodes the cluster has.
+fn pinned_deployment(name: &str, ns: &str, app: &str, replicas: u32) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  replicas: {replicas}\n  selector: {{matchLabels: {{app: {app}}}}}\n  template:\n    metadata: {{labels: {{app: {app}}}}}\n    spec:\n      nodeSelector: {{coord.test/nowhere: \"true\"}}\n      containers:\n      - {{name: c, image: registry.k8s.io/pause:3.10}}\n"
+    )
+}
+
+fn uid(c: &Cluster, ns: &str, what: &str) -> String {
+    c.kubectl(&["-n", ns, "get", what, "-o", "jsonpath={.metadata.uid}"]).ok().stdout
+}
+
+/// One namespace with a finding for every mechanism; returns it once the controllers
+/// have done what they will do.
+fn broken_namespace(c: &Cluster) -> String {
+    let ns = c.fresh_namespace("coord-check");
+    c.apply(&lease_yaml(&ns, "stale-lock", "gone-7f9c4d8b6-abcde_1234", 15, Some(-600), 3));
+    c.apply(&format!(
+        "{}---\n{}",
+        pinned_deployment("shop-a", &ns, "shop", 1),
+        pinned_deployment("shop-b", &ns, "shop", 1)
+    ));
+    c.apply(&format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cycle-a, namespace: {ns}}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cycle-b, namespace: {ns}}}\n"
+    ));
+    let (a, b) = (uid(c, &ns, "cm/cycle-a"), uid(c, &ns, "cm/cycle-b"));
+    for (name, owner, owner_uid) in [("cycle-a", "cycle-b", &b), ("cycle-b", "cycle-a", &a)] {
+        let patch = format!(
+            r#"{{"metadata":{{"ownerReferences":[{{"apiVersion":"v1","kind":"ConfigMap","name":"{owner}","uid":"{owner_uid}"}}]}}}}"#
+        );
+        c.kubectl(&["-n", &ns, "patch", "cm", name, "--type=merge", "-p", &patch]).ok();
+    }
+    let web = pinned_deployment("web", &ns, "web", 1);
+    let path = c.dir.join(format!("{ns}-web.yaml"));
+    std::fs::write(&path, web).unwrap();
+    c.kubectl(&["apply", "--server-side", "--field-manager=gitops", "-f", path.to_str().unwrap()]).ok();
+    c.kubectl(&["-n", &ns, "scale", "deployment", "web", "--replicas=2"]).ok();
+    wait_for("four unscheduled pods", 90, || {
+        let pods = c.kubectl(&["-n", &ns, "get", "pods", "-o", "json"]).ok().json();
+        pods["items"].as_array().unwrap().len() == 4
+    });
+    // Work outstanding for longer than --stall-after 2s.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    ns
+}
+
+fn by_mechanism(report: &Value) -> BTreeMap<String, BTreeSet<(String, String)>> {
+    let mut out: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
+    for f in report["findings"].as_array().unwrap() {
+        out.entry(f["mechanism"].as_str().unwrap().to_string())
+            .or_default()
+            .insert((f["reason"].as_str().unwrap().to_string(), f["object"].as_str().unwrap().to_string()));
+    }
+    out
+}
+
+fn count(report: &Value, mechanism: &str) -> usize {
+    report["findings"].as_array().unwrap().iter().filter(|f| f["mechanism"] == mechanism).count()
+}
+
+#[test]
+fn one_run_finds_each_mechanisms_problem_as_each_command_does() {
+    let c = cluster();
+    let ns = broken_namespace(&c);
+    let rs_of_web = c.kubectl(&["-n", &ns, "get", "rs", "-l", "app=web", "-o", "name"]).ok().stdout;
+    let rs_of_web = rs_of_web.trim().trim_start_matches("replicaset.apps/").to_string();
+
+    // Through kubectl's plugin discovery, as a user runs it.
+    let all = ["check", "-n", &ns, "-o", "json", "--stall-after", "2s", "--min-severity", "info"];
+    let report = c.kubectl_plugin("viewer", &all).ok().json();
+    assert_eq!(report["kind"], "CheckReport");
+    assert_eq!(report["apiVersion"], "coord.kubectl.io/v1alpha1");
+    assert_eq!(report["namespace"], ns.as_str());
+    assert_eq!(report["complete"], true, "{report:#}");
+    let names: Vec<&str> =
+        report["mechanisms"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["leases", "owners", "overlaps", "fields", "trace"]);
+    let found = by_mechanism(&report);
+    let has = |m: &str, reason: &str, object: &str| {
+        found.get(m).is_some_and(|s| s.contains(&(reason.to_string(), object.to_string())))
+    };
+    assert!(has("leases", "expired", "lease/stale-lock"), "{found:#?}");
+    assert!(
+        has("owners", "reference-cycle", "configmap/cycle-a") || has("owners", "reference-cycle", "configmap/cycle-b"),
+        "{found:#?}"
+    );
+    assert!(has("overlaps", "selectors-overlap", "deployment.apps/shop-a"), "{found:#?}");
+    assert!(has("fields", "update-inside-apply", "deployment.apps/web"), "{found:#?}");
+    // The three pods of web's ReplicaSet with no node: one finding on the ReplicaSet,
+    // joined with the real scheduler's lease, which is fresh.
+    assert!(has("trace", "unscheduled", &format!("replicaset.apps/{rs_of_web}")), "{found:#?}");
+    let stall = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["object"] == format!("replicaset.apps/{rs_of_web}").as_str())
+        .unwrap();
+    let message = stall["message"].as_str().unwrap();
+    assert!(message.starts_with("2 pod(s) with no node"), "{message}");
+    assert!(message.contains("kube-system/kube-scheduler is fresh"), "{message}");
+    assert_eq!(stall["severity"], "error");
+    assert_eq!(stall["detail"], format!("kubectl coord trace replicaset.apps/{rs_of_web} -n {ns}").as_str());
+    let detail_of = |object: &str| {
+        report["findings"].as_array().unwrap().iter().find(|f| f["object"] == object).unwrap()["detail"].clone()
+    };
+    assert_eq!(detail_of("lease/stale-lock"), format!("kubectl coord leases stale-lock -n {ns}").as_str());
+    assert_eq!(detail_of("deployment.apps/web"), format!("kubectl coord fields deployment.apps/web -n {ns}").as_str());
+
+    // The same findings as each command on its own, read from the same server.
+    let leases = c.coord("viewer", &["leases", "-n", &ns, "-o", "json"]).ok().json();
+    assert_eq!(count(&report, "leases"), leases["findings"].as_array().unwrap().len());
+    let owners = c.coord("viewer", &["owners", "--all", "-n", &ns, "-o", "json"]).ok().json();
+    assert_eq!(count(&report, "owners"), owners["findings"].as_array().unwrap().len());
+    let overlaps = c.coord("viewer", &["overlaps", "-n", &ns, "-o", "json"]).ok().json();
+    let pairs = overlaps["findings"].as_array().unwrap().len() + overlaps["pdbConflicts"].as_array().unwrap().len();
+    assert_eq!(count(&report, "overlaps"), pairs);
+    let census = c.coord("viewer", &["fields", "-n", &ns, "-o", "json"]).ok().json();
+    assert_eq!(count(&report, "fields"), census["contested"].as_array().unwrap().len(), "{census:#}");
+    let trace = c.coord("viewer", &["trace", "deploy/web", "-n", &ns, "--stall-after", "2s", "-o", "json"]).ok().json();
+    let unscheduled = trace["stalls"].as_array().unwrap().iter().filter(|s| s["kind"] == "unscheduled").count();
+    assert_eq!(unscheduled, 2, "{trace:#}");
+
+    // Severity floor, --only, exit codes.
+    let errors = c
+        .coord("viewer", &["check", "-n", &ns, "-o", "json", "--stall-after", "2s", "--min-severity", "error"])
+        .ok()
+        .json();
+    assert!(errors["findings"].as_array().unwrap().iter().all(|f| f["severity"] == "error"));
+    assert!(count(&errors, "fields") == 0 && count(&errors, "leases") == 1, "{errors:#}");
+    let only = c.coord("viewer", &["check", "-n", &ns, "--only", "fields,leases", "-o", "json"]).ok().json();
+    let names: Vec<&str> = only["mechanisms"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["leases", "fields"]);
+    c.coord("viewer", &["check", "-n", &ns, "--exit-code"]).code(3);
+    c.coord("viewer", &["check", "-n", &ns, "--only", "fields", "--min-severity", "error", "--exit-code"]).code(0);
+
+    // The table: one row per finding, most severe first, then a line per mechanism.
+    let text = c.coord("viewer", &["check", "-n", &ns, "--stall-after", "2s"]).ok().stdout;
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("SEVERITY") && lines[0].trim_end().ends_with("DETAIL"), "{text}");
+    assert!(lines[1].starts_with("error"), "{text}");
+    assert!(text.contains("kubectl coord leases stale-lock -n"), "{text}");
+    assert!(lines.iter().any(|l| l.starts_with("trace: ") && l.ends_with("3 errors")), "{text}");
+
+    // JUnit: a suite per mechanism; the failures carry the findings.
+    let xml = c.coord("viewer", &["check", "-n", &ns, "-o", "junit", "--stall-after", "2s"]).ok().stdout;
+    assert!(xml.starts_with("<?xml version=\"1.0\""), "{xml}");
+    for m in ["leases", "owners", "overlaps", "fields", "trace"] {
+        assert!(xml.contains(&format!("<testsuite name=\"{m}\"")), "{xml}");
+    }
+    assert!(xml.contains("<testcase classname=\"coord.leases\" name=\"Lease (1 checked)\">"), "{xml}");
+    assert!(xml.contains("lease/stale-lock: last renewed"), "{xml}");
+    assert_eq!(xml.matches("<failure ").count(), xml.matches("</failure>").count());
+}
+
+/// Each collection is listed once however many analyses read it: fewer requests than
+/// running the commands one by one.
+#[test]
+fn each_list_is_read_once() {
+    let c = cluster();
+    let ns = c.fresh_namespace("coord-check-once");
+    c.apply(&pinned_deployment("one", &ns, "one", 1));
+    let requests = |args: &[&str]| -> Vec<String> {
+        let trace = c.dir.join(format!("{ns}-{}.trace", args.join("_").replace('/', "-")));
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));
+        cmd.args(args).env("KUBECONFIG", c.kubeconfig("viewer")).env("KUBECTL_COORD_TRACE", &trace);
+        common::Run::of(cmd).ok();
+        let text = std::fs::read_to_string(&trace).unwrap_or_default();
+        text.lines().map(|l| l.split('\t').nth(2).unwrap().to_string()).collect()
+    };
+    let check = requests(&["check", "-A"]);
+    let first_pages: Vec<&String> = check.iter().filter(|p| !p.contains("continue=")).collect();
+    let mut seen = BTreeSet::new();
+    for p in &first_pages {
+        assert!(seen.insert(p.as_str()), "{p} read twice:\n{check:#?}");
+    }
+    // Pods, ReplicaSets and Leases feed several analyses each; the pods with no node are
+    // one more list, filtered by the server.
+    for shared in ["/api/v1/pods", "/apis/apps/v1/replicasets", "/apis/coordination.k8s.io/v1/leases"] {
+        let lists = first_pages.iter().filter(|p| p.split('?').next() == Some(shared));
+        let unfiltered = lists.filter(|p| !p.contains("fieldSelector")).count();
+        assert_eq!(unfiltered, 1, "{shared}: {check:#?}");
+    }
+    let one_by_one: usize =
+        [vec!["leases", "-A"], vec!["owners", "--all", "-A"], vec!["overlaps", "-A"], vec!["fields", "-A"]]
+            .iter()
+            .map(|args| requests(args).len())
+            .sum();
+    assert!(check.len() < one_by_one, "check {} requests, the commands {one_by_one}", check.len());
+}
+
+#[test]
+fn partial_access_is_reported_and_the_readable_part_checked() {
+    let c = cluster();
+    let ns = c.limited_namespace();
+    c.apply(&lease_yaml(&ns, "check-limited-lock", "gone-host_1", 15, Some(-600), 0));
+    let report = c.coord("limited", &["check", "-A", "-o", "json"]).ok().json();
+    assert_eq!(report["complete"], false);
+    let skipped = report["skipped"].as_array().unwrap();
+    assert!(skipped.iter().any(|s| s["resource"] == "nodes" && s["reason"] == "forbidden"), "{skipped:#?}");
+    assert!(
+        skipped.iter().any(|s| s["resource"] == "pods"
+            && s["reason"].as_str().unwrap().starts_with("forbidden across all namespaces, read in 1 namespace")),
+        "{skipped:#?}"
+    );
+    assert!(by_mechanism(&report)["leases"].contains(&("expired".to_string(), "lease/check-limited-lock".to_string())));
+    let run = c.coord("limited", &["check", "-A"]).ok();
+    assert!(run.stderr.contains("warning: not listed, forbidden: "), "{}", run.stderr);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let c = cluster();
+    c.coord("viewer", &["check", "--only", "bogus"]).code(2).one_line_error("invalid value 'bogus'");
+    c.coord("viewer", &["check", "--only", "leases", "--skip", "owners"]).code(2).one_line_error("cannot be used with");
+    c.coord("viewer", &["check", "--skip", "leases,owners,overlaps,fields,trace"])
+        .code(2)
+        .one_line_error("--skip leaves no mechanism to check");
+    c.coord("viewer", &["check", "--stall-after", "soon"]).code(2).one_line_error("invalid --stall-after \"soon\"");
+    c.coord("viewer", &["leases", "-o", "junit"]).code(2).one_line_error("-o junit is for check only");
+    c.coord("viewer", &["check", "-n", "no-such-namespace-here"])
+        .code(1)
+        .one_line_error("namespace \"no-such-namespace-here\" not found");
+}
