@@ -129,10 +129,15 @@ kubectl -n coord-demo set env deploy/payments STEP=frozen >/dev/null
 sleep 6
 say "kubectl coord trace deploy/payments -n coord-demo --stall-after 5s --exit-code; echo \$?   # kube-controller-manager stopped (SIGSTOP)"
 kubectl coord trace deploy/payments -n coord-demo --stall-after 5s --exit-code && echo 0 || echo $?
+say "kubectl coord check -n coord-demo --stall-after 5s --exit-code; echo \$?   # every analysis at once, the frozen controller among them"
+kubectl coord check -n coord-demo --stall-after 5s --exit-code && echo 0 || echo $?
 thaw
 while kubectl coord trace deploy/payments -n coord-demo --stall-after 5s -o json | grep -q '"generation-not-observed"'; do sleep 1; done
 say "kubectl coord trace deploy/payments -n coord-demo --stall-after 5s | tail -n 12   # after SIGCONT: the leader is back, the chain completes"
 kubectl coord trace deploy/payments -n coord-demo --stall-after 5s | tail -n 12
+
+say "kubectl coord check -n coord-demo --only leases,overlaps --min-severity error -o junit | head -n 8   # for a CI dashboard"
+kubectl coord check -n coord-demo --only leases,overlaps --min-severity error -o junit | head -n 8
 
 leader=$(kubectl -n coord-demo get lease healthy-election -o 'jsonpath={.spec.holderIdentity}')
 say "kubectl coord leases -n coord-demo healthy-election --watch --watch-timeout 20s   # while the leader ($leader) is killed"

@@ -151,6 +151,11 @@ bench "overlaps s" "bench-s: $count_s objects" - - -- overlaps -n bench-s
 bench "overlaps l" "bench-l: $count_l objects" - - -- overlaps -n bench-l
 bench "fields census s" "bench-s: $count_s objects" - - -- fields -n bench-s
 bench "fields census l" "bench-l: $count_l objects" - - -- fields -n bench-l
+# check against the commands it replaces, run one after the other as a user would.
+one_by_one() { echo "$coord leases $1 && $coord owners --all $1 && $coord overlaps $1 && $coord fields $1"; }
+bench "check s" "bench-s: $count_s objects" "the four commands one by one" "$(one_by_one '-n bench-s')" -- check -n bench-s
+bench "check l" "bench-l: $count_l objects" "the four commands one by one" "$(one_by_one '-n bench-l')" -- check -n bench-l
+bench "check -A" "every namespace" "the four commands one by one" "$(one_by_one -A)" -- check -A
 bench "trace deployment" "bench-l: $count_l objects" "kubectl events --for" "$k events -n bench-l --for deploy/app-00001" \
   -- trace deploy/app-00001 -n bench-l
 bench "fields object" "one Deployment" "kubectl get -o yaml --show-managed-fields" \
@@ -233,6 +238,9 @@ mkdir -p docs
   echo "on one object, \`kubectl get -o yaml --show-managed-fields\`. overlaps and the fields"
   echo "census have no peer (no tool does this). \`kubectl get lease -A\` is the leases peer. For"
   echo "trace, \`kubectl events --for\` (one object's Events, nothing linked) is the nearest kubectl has."
+  echo "For check, the peer is what it replaces: leases, owners --all, overlaps and the fields census"
+  echo "run one after the other (trace has no namespace-wide form); its floor replays the union of"
+  echo "the lists they share, each once."
   echo
   echo "The same over a WAN-like link (20 ms and 100 Mbit/s each way): [benchmarks-wan.md](benchmarks-wan.md)."
   echo "Earlier runs, and what changed between them: [benchmarks-history.md](benchmarks-history.md)."

@@ -32,6 +32,8 @@ pub struct Cli {
     pub connection: ConnectionArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -102,6 +104,27 @@ pub struct ConnectionArgs {
     /// How long to wait for one server request: 0 (none), 30s, 1m, 1h30m, or plain seconds
     #[arg(long, global = true, value_name = "DURATION", default_value = "0")]
     pub request_timeout: String,
+}
+
+/// Several clusters at once: check, leases, owners --all, overlaps, the fields census and version.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Fleets")]
+pub struct FleetArgs {
+    /// Run in these kubeconfig contexts: NAME,NAME... or /REGEX/ (a CONTEXT column is added)
+    #[arg(long, global = true, value_name = "NAMES|/REGEX/", conflicts_with_all = ["context", "cluster", "server"])]
+    pub contexts: Option<String>,
+    /// Run in every kubeconfig context
+    #[arg(long, global = true, conflicts_with_all = ["contexts", "context", "cluster", "server"])]
+    pub all_contexts: bool,
+    /// Contexts read at once
+    #[arg(long, global = true, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_parallel: u16,
+}
+
+impl FleetArgs {
+    pub fn active(&self) -> bool {
+        self.contexts.is_some() || self.all_contexts
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]

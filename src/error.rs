@@ -34,6 +34,8 @@ pub enum Outcome {
     Clean,
     /// Findings were printed and the user asked for `--exit-code`.
     Findings,
+    /// A fleet run printed what it could, but no context could be read.
+    Unreadable,
 }
 
 impl Outcome {
@@ -41,6 +43,7 @@ impl Outcome {
         match self {
             Outcome::Clean => EXIT_OK,
             Outcome::Findings => EXIT_FINDINGS,
+            Outcome::Unreadable => EXIT_CLUSTER,
         }
     }
 }

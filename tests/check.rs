@@ -218,6 +218,8 @@ fn partial_access_is_reported_and_the_readable_part_checked() {
     assert!(by_mechanism(&report)["leases"].contains(&("expired".to_string(), "lease/check-limited-lock".to_string())));
     let run = c.coord("limited", &["check", "-A"]).ok();
     assert!(run.stderr.contains("warning: not listed, forbidden: "), "{}", run.stderr);
+    // The namespace is shared with other tests, which expect it without leases.
+    c.kubectl(&["-n", &ns, "delete", "lease", "check-limited-lock"]).ok();
 }
 
 #[test]

@@ -11,7 +11,9 @@ log() { printf '[tests] %s\n' "$*" >&2; }
 
 command -v cargo >/dev/null || { log "FAILED: cargo is not installed"; exit 1; }
 cluster_dir="$root/target/test-cluster-$$"
-cleanup() { bash "$root/tests/cluster/down.sh" "$cluster_dir"; }
+# A second control plane beside the first, for the fleet tests (tests/fleet.rs).
+cluster2_dir="$root/target/test-cluster-$$-b"
+cleanup() { bash "$root/tests/cluster/down.sh" "$cluster_dir"; bash "$root/tests/cluster/down.sh" "$cluster2_dir"; }
 trap cleanup EXIT
 
 # Real proxy servers for tests/network.rs, from Debian's packages (binaries only: no
@@ -37,7 +39,12 @@ if ! bash tests/cluster/up.sh "$cluster_dir" >/dev/null; then
   log "FAILED: the local control plane did not come up (see the lines above)"
   exit 1
 fi
-export COORD_TEST_CLUSTER=$cluster_dir
+log "starting a second control plane in $cluster2_dir"
+if ! bash tests/cluster/up.sh "$cluster2_dir" >/dev/null; then
+  log "FAILED: the second control plane did not come up (see the lines above)"
+  exit 1
+fi
+export COORD_TEST_CLUSTER=$cluster_dir COORD_TEST_CLUSTER_2=$cluster2_dir
 
 status=0
 log "cargo test (unit, property and integration tests)"

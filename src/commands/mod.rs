@@ -3,6 +3,7 @@
 pub mod check;
 pub mod completion;
 pub mod fields;
+pub mod fleet;
 pub mod leases;
 pub mod overlaps;
 pub mod owners;
@@ -23,14 +24,31 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
     if printer.format == crate::cli::OutputFormat::Junit && !matches!(cli.command, Command::Check(_)) {
         return Err(crate::error::usage("-o junit is for check only; use table, wide, json or yaml"));
     }
+    if cli.fleet.active() && !fleet_capable(&cli.command) {
+        return Err(crate::error::usage(
+            "--contexts and --all-contexts work with check, leases, owners --all, overlaps, fields (the census) and version",
+        ));
+    }
+    let (conn, fleet) = (&cli.connection, &cli.fleet);
     match cli.command {
-        Command::Version(args) => version::run(&cli.connection, &printer, &args).await,
+        Command::Version(args) => version::run(conn, fleet, &printer, &args).await,
         Command::Completion(args) => completion::run(&args),
-        Command::Leases(args) => leases::run(&cli.connection, &printer, &args).await,
-        Command::Overlaps(args) => overlaps::run(&cli.connection, &printer, &args).await,
-        Command::Fields(args) => fields::run(&cli.connection, &printer, &args).await,
-        Command::Owners(args) => owners::run(&cli.connection, &printer, &args).await,
-        Command::Trace(args) => trace::run(&cli.connection, &printer, &args).await,
-        Command::Check(args) => check::run(&cli.connection, &printer, &args).await,
+        Command::Leases(args) => leases::run(conn, fleet, &printer, &args).await,
+        Command::Overlaps(args) => overlaps::run(conn, fleet, &printer, &args).await,
+        Command::Fields(args) => fields::run(conn, fleet, &printer, &args).await,
+        Command::Owners(args) => owners::run(conn, fleet, &printer, &args).await,
+        Command::Trace(args) => trace::run(conn, &printer, &args).await,
+        Command::Check(args) => check::run(conn, fleet, &printer, &args).await,
+    }
+}
+
+/// The commands that read a whole scope rather than one object or a watch.
+fn fleet_capable(command: &Command) -> bool {
+    match command {
+        Command::Check(_) | Command::Overlaps(_) | Command::Version(_) => true,
+        Command::Leases(a) => !a.watch,
+        Command::Owners(a) => a.all,
+        Command::Fields(a) => a.object.is_empty() && !a.watch,
+        Command::Trace(_) | Command::Completion(_) => false,
     }
 }

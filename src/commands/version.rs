@@ -7,9 +7,11 @@ use anyhow::Result;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::ConnectionArgs;
+use crate::cli::{ConnectionArgs, FleetArgs};
+use crate::commands::fleet::{self, Rendered};
 use crate::connect::Session;
 use crate::error::Outcome;
+use crate::output::table::{Grid, Table};
 use crate::output::{Printer, SCHEMA_VERSION, out};
 
 #[derive(Debug, Args)]
@@ -19,7 +21,7 @@ pub struct VersionArgs {
     pub client: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VersionReport {
     pub api_version: &'static str,
@@ -31,7 +33,7 @@ pub struct VersionReport {
     pub connection: Option<Connection>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientVersion {
     pub version: String,
@@ -39,7 +41,7 @@ pub struct ClientVersion {
 }
 
 /// The fields of /version that the report keeps.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerVersion {
     pub git_version: String,
@@ -49,7 +51,7 @@ pub struct ServerVersion {
     pub go_version: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Connection {
     pub context: Option<String>,
@@ -59,7 +61,7 @@ pub struct Connection {
     pub user: Option<UserInfo>,
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UserInfo {
     #[serde(default)]
@@ -72,37 +74,74 @@ pub struct UserInfo {
     pub extra: BTreeMap<String, Vec<String>>,
 }
 
-pub async fn run(conn_args: &ConnectionArgs, printer: &Printer, args: &VersionArgs) -> Result<Outcome> {
+pub async fn run(
+    conn_args: &ConnectionArgs,
+    fleet: &FleetArgs,
+    printer: &Printer,
+    args: &VersionArgs,
+) -> Result<Outcome> {
     let client = ClientVersion {
         version: env!("CARGO_PKG_VERSION").to_string(),
         platform: format!("{}/{}", std::env::consts::OS, go_arch()),
     };
-    let mut report =
+    let report =
         VersionReport { api_version: SCHEMA_VERSION, kind: "VersionReport", client, server: None, connection: None };
-    if !args.client {
-        let session = Session::open(conn_args).await?;
-        let (server, _) = session.get_json::<ServerVersion>("/version").await?;
-        let user = match who_am_i(&session).await {
-            Ok(user) => Some(user),
-            Err(e) => {
-                printer.warn(&format!("cannot tell the authenticated user: {e}"));
-                None
-            }
-        };
-        report.server = Some(server);
-        report.connection = Some(Connection {
-            context: session.context.clone(),
-            server: session.conn.server().to_string(),
-            namespace: session.namespace.clone(),
-            user,
-        });
+    if args.client {
+        if printer.is_machine() {
+            printer.machine(&report)?;
+        } else {
+            out(&render_text(&report, printer.wide()))?;
+        }
+        return Ok(Outcome::Clean);
     }
-    if printer.is_machine() {
-        printer.machine(&report)?;
-    } else {
-        out(&render_text(&report, printer.wide()))?;
-    }
-    Ok(Outcome::Clean)
+    let in_fleet = fleet.active();
+    fleet::run(conn_args, fleet, printer, false, |session| {
+        let mut report = report.clone();
+        async move {
+            let (server, _) = session.get_json::<ServerVersion>("/version").await?;
+            let mut warnings = Vec::new();
+            let user = match who_am_i(&session).await {
+                Ok(user) => Some(user),
+                Err(e) => {
+                    warnings.push(format!("cannot tell the authenticated user: {e}"));
+                    None
+                }
+            };
+            report.server = Some(server);
+            report.connection = Some(Connection {
+                context: session.context.clone(),
+                server: session.conn.server().to_string(),
+                namespace: session.namespace.clone(),
+                user,
+            });
+            let table = if in_fleet {
+                fleet_table(&report)
+            } else {
+                Table {
+                    grid: Grid::new(Vec::new()),
+                    empty: None,
+                    lines: vec![render_text(&report, printer.wide()).trim_end().to_string()],
+                }
+            };
+            let mut rendered = Rendered::new(&report, table)?;
+            rendered.warnings = warnings;
+            Ok(rendered)
+        }
+    })
+    .await
+}
+
+/// One row per context: where it points, what runs there, who we are there.
+fn fleet_table(report: &VersionReport) -> Table {
+    let mut grid = Grid::new(vec!["SERVER", "VERSION", "NAMESPACE", "USER"]);
+    let c = report.connection.as_ref();
+    grid.row(vec![
+        c.map(|c| c.server.clone()).unwrap_or_default().into(),
+        report.server.as_ref().map(|s| s.git_version.clone()).unwrap_or_default().into(),
+        c.map(|c| c.namespace.clone()).unwrap_or_default().into(),
+        c.and_then(|c| c.user.as_ref()).map(|u| u.username.clone()).unwrap_or_else(|| "(unknown)".into()).into(),
+    ]);
+    Table::new(grid)
 }
 
 async fn who_am_i(session: &Session) -> Result<UserInfo, crate::connect::RequestError> {

@@ -1,5 +1,6 @@
 //! Connection, requests, listing and discovery: the only I/O layer.
 
+pub mod contexts;
 pub mod discovery;
 pub mod duration;
 pub mod kubeconfig;

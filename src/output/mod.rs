@@ -1,6 +1,7 @@
 //! Rendering: tables for people, JSON/YAML for machines, colour only when wanted.
 //! Data goes to stdout, warnings to stderr.
 
+pub mod junit;
 pub mod table;
 
 use std::io::{IsTerminal, Write};

@@ -1,6 +1,6 @@
 //! kubectl-style tables: no borders, upper-case headers, three spaces between columns.
 
-use comfy_table::{Attribute, Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, presets};
+use comfy_table::{Attribute, Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, presets};
 
 /// How a cell is coloured when colour is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -59,7 +59,7 @@ impl Grid {
         if self.rows.is_empty() {
             return String::new();
         }
-        let mut table = Table::new();
+        let mut table = comfy_table::Table::new();
         table.load_preset(presets::NOTHING).set_content_arrangement(ContentArrangement::Disabled);
         if color {
             table.enforce_styling();
@@ -84,6 +84,55 @@ impl Grid {
         }
         text
     }
+}
+
+/// A command's table output: a grid, what to say when it has no rows, and lines under it
+/// (summaries, findings). Kept apart so a fleet run can merge grids under a CONTEXT column.
+pub struct Table {
+    pub grid: Grid,
+    pub empty: Option<String>,
+    pub lines: Vec<String>,
+}
+
+impl Table {
+    pub fn new(grid: Grid) -> Table {
+        Table { grid, empty: None, lines: Vec::new() }
+    }
+
+    pub fn render(self, no_headers: bool, color: bool) -> String {
+        let mut text = match (&self.empty, self.grid.is_empty()) {
+            (Some(empty), true) => format!("{empty}\n"),
+            _ => self.grid.render(no_headers, color),
+        };
+        for line in self.lines {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    }
+}
+
+/// Several contexts' tables as one: a leading CONTEXT column over every grid (all have the
+/// same headers), then each context's lines prefixed with its name.
+pub fn merge(tables: Vec<(String, Table)>, no_headers: bool, color: bool) -> String {
+    let headers = tables.first().map(|(_, t)| t.grid.headers.clone()).unwrap_or_default();
+    let mut merged = Grid::new([vec!["CONTEXT"], headers].concat());
+    let mut lines = Vec::new();
+    for (context, table) in tables {
+        for row in table.grid.rows {
+            merged.row([vec![Styled::from(context.as_str())], row].concat());
+        }
+        lines.extend(table.lines.into_iter().filter(|l| !l.is_empty()).map(|l| format!("{context}: {l}")));
+    }
+    let mut text = merged.render(no_headers, color);
+    if !text.is_empty() && !lines.is_empty() {
+        text.push('\n');
+    }
+    for line in lines {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text
 }
 
 fn cell(c: Styled, color: bool) -> Cell {
@@ -111,6 +160,21 @@ mod tests {
         g.row(vec!["a".into(), styled("", Tone::Bad)]);
         let text = g.render(false, false);
         assert_eq!(text, "NAME             HOLDER\nkube-scheduler   host_1\na\n");
+    }
+
+    #[test]
+    fn merged_tables_lead_with_the_context() {
+        let table = |name: &str, line: &str| {
+            let mut g = Grid::new(vec!["NAME"]);
+            g.row(vec![name.into()]);
+            Table { grid: g, empty: None, lines: vec![String::new(), line.to_string()] }
+        };
+        let text =
+            merge(vec![("a".into(), table("x", "1 lease")), ("bb".into(), table("y", "2 leases"))], false, false);
+        assert_eq!(text, "CONTEXT   NAME\na         x\nbb        y\n\na: 1 lease\nbb: 2 leases\n");
+        let t =
+            Table { grid: Grid::new(vec!["NAME"]), empty: Some("No leases found.".into()), lines: vec!["end".into()] };
+        assert_eq!(t.render(false, false), "No leases found.\nend\n");
     }
 
     #[test]

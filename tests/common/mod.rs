@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod proxy;
+pub mod toxiproxy;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -16,7 +16,8 @@ use crate::analyze::lease_report::{self, LeaseRow};
 use crate::analyze::overlap::{self, Options};
 use crate::analyze::owner_graph::{self, Graph};
 use crate::analyze::stall::{LeaseKey, LeaseLookup, judge, lease_for_manager, stalls};
-use crate::cli::ConnectionArgs;
+use crate::cli::{ConnectionArgs, FleetArgs};
+use crate::commands::fleet::{self, Rendered};
 use crate::commands::owners::fetch::Scope;
 use crate::connect::duration::duration_arg;
 use crate::connect::{Session, discovery};
@@ -102,16 +103,22 @@ impl Plan {
     }
 }
 
-pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &CheckArgs) -> Result<Outcome> {
+pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &CheckArgs) -> Result<Outcome> {
     let plan = Plan::from_args(&args.only, &args.skip);
     if !Mechanism::ALL.iter().any(|&m| plan.runs(m)) {
         return Err(usage("--skip leaves no mechanism to check"));
     }
-    let session = Session::open(conn).await?;
-    let report = collect(&session, printer, args, plan).await?;
-    report.print(printer)?;
-    let hit = !report.findings.is_empty();
-    Ok(if args.exit_code && hit { Outcome::Findings } else { Outcome::Clean })
+    let in_fleet = fleet.active();
+    fleet::run(conn, fleet, printer, args.exit_code, |session| async move {
+        let report = collect(&session, printer, args, plan).await?;
+        let mut rendered = Rendered::new(&report.machine(), report.table(printer))?;
+        rendered.warnings = report.warnings();
+        rendered.findings = !report.findings.is_empty();
+        let prefix = if in_fleet { report.context.as_deref() } else { None };
+        rendered.junit = Some(report.junit_suites(prefix));
+        Ok(rendered)
+    })
+    .await
 }
 
 /// Reads and analyzes one cluster (the session's context).

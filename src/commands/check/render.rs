@@ -3,16 +3,15 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::Result;
 use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::analyze::check::{Finding, Mechanism, Severity, Summary};
-use crate::cli::OutputFormat;
 use crate::commands::owners::fetch::{Scope, Skipped};
-use crate::commands::owners::render::footer;
-use crate::output::table::{Grid, Styled, Tone, styled};
-use crate::output::{Printer, SCHEMA_VERSION, out, serde_name};
+use crate::commands::owners::render::footer_lines;
+use crate::output::junit::{Suites, junit_document, xml};
+use crate::output::table::{Grid, Styled, Table, Tone, styled};
+use crate::output::{Printer, SCHEMA_VERSION, serde_name};
 
 pub struct Report {
     pub context: Option<String>,
@@ -75,20 +74,18 @@ impl Report {
         }
     }
 
-    pub fn print(&self, printer: &Printer) -> Result<()> {
-        match printer.format {
-            OutputFormat::Junit => out(&self.junit())?,
-            _ if printer.is_machine() => printer.machine(&self.machine())?,
-            _ => out(&self.text(printer))?,
-        }
-        footer(printer, &self.skipped);
-        for note in &self.invalid {
-            printer.warn(&format!("skipped, selector not understood: {note}"));
-        }
-        Ok(())
+    /// Warnings for stderr: what was not read, selectors not understood.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = footer_lines(&self.skipped);
+        out.extend(self.invalid.iter().map(|note| format!("skipped, selector not understood: {note}")));
+        out
     }
 
     pub fn text(&self, printer: &Printer) -> String {
+        self.table(printer).render(printer.no_headers, printer.color)
+    }
+
+    pub fn table(&self, printer: &Printer) -> Table {
         let all_namespaces = self.scope == Scope::AllNamespaces;
         let mut headers = vec!["SEVERITY", "MECHANISM"];
         if all_namespaces {
@@ -104,25 +101,30 @@ impl Report {
             row.extend([f.object.clone().into(), f.message.clone().into(), f.detail.clone().into()]);
             grid.row(row);
         }
-        let mut text = grid.render(printer.no_headers, printer.color);
-        if !text.is_empty() {
-            text.push('\n');
+        let mut lines = Vec::new();
+        if !grid.is_empty() {
+            lines.push(String::new());
         }
         for (m, s) in &self.summaries {
-            text.push_str(&summary_line(*m, s, printer.wide()));
-            text.push('\n');
+            lines.push(summary_line(*m, s, printer.wide()));
         }
         let shown = match self.min_severity {
             Severity::Info => String::new(),
             s => format!(" at or above {}", serde_name(&s)),
         };
-        text.push_str(&format!("{} finding(s){shown}\n", self.findings.len()));
-        text
+        lines.push(format!("{} finding(s){shown}", self.findings.len()));
+        Table { grid, empty: None, lines }
     }
 
     /// One testsuite per mechanism, one testcase per kind of object it checked; a finding
     /// is a failure of its kind's testcase. What could not be read is a skipped testcase.
     pub fn junit(&self) -> String {
+        junit_document("kubectl coord check", &[self.junit_suites(None)])
+    }
+
+    /// The testsuites, named `PREFIX/mechanism` in a fleet.
+    pub fn junit_suites(&self, prefix: Option<&str>) -> Suites {
+        let prefix = prefix.map(|p| format!("{p}/")).unwrap_or_default();
         let mut suites = String::new();
         let (mut tests, mut failures) = (0, 0);
         for (m, s) in &self.summaries {
@@ -136,7 +138,7 @@ impl Report {
             failures += failed;
             suites.push_str(&format!(
                 "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failed}\" errors=\"0\" skipped=\"0\">\n",
-                m.name(),
+                xml(&format!("{prefix}{}", m.name())),
                 classes.len()
             ));
             for (class, found) in classes {
@@ -167,7 +169,8 @@ impl Report {
         if !self.skipped.is_empty() {
             tests += self.skipped.len();
             suites.push_str(&format!(
-                "  <testsuite name=\"coverage\" tests=\"{0}\" failures=\"0\" errors=\"0\" skipped=\"{0}\">\n",
+                "  <testsuite name=\"{}\" tests=\"{1}\" failures=\"0\" errors=\"0\" skipped=\"{1}\">\n",
+                xml(&format!("{prefix}coverage")),
                 self.skipped.len()
             ));
             for s in &self.skipped {
@@ -180,15 +183,7 @@ impl Report {
             }
             suites.push_str("  </testsuite>\n");
         }
-        let name = match &self.context {
-            Some(c) => format!("kubectl coord check ({c})"),
-            None => "kubectl coord check".to_string(),
-        };
-        format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" timestamp=\"{}\">\n{suites}</testsuites>\n",
-            xml(&name),
-            self.server_time
-        )
+        Suites { xml: suites, tests, failures, time: self.server_time, context: self.context.clone() }
     }
 }
 
@@ -219,26 +214,10 @@ pub fn summary_line(m: Mechanism, s: &Summary, wide: bool) -> String {
     format!("{}: {total} object(s){kinds} checked: {verdict}", m.name())
 }
 
-fn xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // XML 1.0 has no way to carry other control characters.
-            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::OutputFormat;
 
     fn report() -> Report {
         let mut summaries = BTreeMap::new();

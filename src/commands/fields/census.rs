@@ -11,7 +11,7 @@ use crate::analyze::fieldsv1::DecodeError;
 use crate::analyze::resource_ref::{ApiResource, resolve};
 use crate::connect::{Accept, Session, discovery};
 use crate::error::usage;
-use crate::output::table::Grid;
+use crate::output::table::{Grid, Table};
 use crate::output::{Printer, serde_name};
 
 /// The common workload kinds, at the versions the API has served them for years, so a
@@ -203,19 +203,19 @@ impl Tally {
     }
 }
 
-pub fn render(c: &Census, printer: &Printer) -> String {
+pub fn table(c: &Census, _printer: &Printer) -> Table {
     let mut grid = Grid::new(vec!["MANAGER", "OBJECTS", "FIELDS"]);
     for m in &c.managers {
         grid.row(vec![m.manager.clone().into(), m.objects.to_string().into(), m.fields.to_string().into()]);
     }
-    let mut text = grid.render(printer.no_headers, printer.color);
+    let mut lines = Vec::new();
     if !c.contested.is_empty() {
-        text.push('\n');
+        lines.push(String::new());
     }
     for o in &c.contested {
         for k in &o.contests {
-            text.push_str(&format!(
-                "{}/{}/{}: {} {}: {}\n",
+            lines.push(format!(
+                "{}/{}/{}: {} {}: {}",
                 o.namespace,
                 o.kind.to_lowercase(),
                 o.name,
@@ -225,11 +225,11 @@ pub fn render(c: &Census, printer: &Printer) -> String {
             ));
         }
     }
-    text.push_str(&format!(
-        "{} objects, {} managers, {} with contested fields\n",
+    lines.push(format!(
+        "{} objects, {} managers, {} with contested fields",
         c.objects,
         c.managers.len(),
         c.contested.len()
     ));
-    text
+    Table { grid, empty: None, lines }
 }

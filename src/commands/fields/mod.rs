@@ -15,7 +15,8 @@ use crate::age::since as age;
 use crate::analyze::fields::{Contest, ContestKind, Entry, contests, ownership, path_within};
 use crate::analyze::fieldsv1::{DecodeError, Decoded, decode};
 use crate::analyze::resource_ref::{parse_args, resolve};
-use crate::cli::ConnectionArgs;
+use crate::cli::{ConnectionArgs, FleetArgs};
+use crate::commands::fleet::{self, Rendered};
 use crate::connect::duration::parse_limit;
 use crate::connect::{Session, discovery};
 use crate::error::{Outcome, usage};
@@ -128,9 +129,9 @@ impl ManagedEntry {
     }
 }
 
-pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs) -> Result<Outcome> {
+pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &FieldsArgs) -> Result<Outcome> {
     if args.object.is_empty() {
-        return run_census(conn, printer, args).await;
+        return run_census(conn, fleet, printer, args).await;
     }
     let targets = parse_args(&args.object).map_err(usage)?;
     let watch_timeout = match &args.watch_timeout {
@@ -184,13 +185,12 @@ fn is_fight(c: &Contest) -> bool {
     matches!(c.kind, ContestKind::ApplyAndUpdate | ContestKind::UpdateAndUpdate | ContestKind::UpdateInsideApply)
 }
 
-async fn run_census(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs) -> Result<Outcome> {
+async fn run_census(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &FieldsArgs) -> Result<Outcome> {
     if args.by_manager || args.manager.is_some() || args.path.is_some() || args.watch {
         return Err(usage("--by-manager, --manager, --path and --watch need an object (TYPE/NAME)"));
     }
-    let session = Session::open(conn).await?;
-    let census = session.checking_namespace(census::collect(&session, &args.kinds)).await?;
-    if printer.is_machine() {
+    fleet::run(conn, fleet, printer, args.exit_code, |session| async move {
+        let census = session.checking_namespace(census::collect(&session, &args.kinds)).await?;
         #[derive(Serialize)]
         #[serde(rename_all = "camelCase")]
         struct CensusReport<'a> {
@@ -199,18 +199,18 @@ async fn run_census(conn: &ConnectionArgs, printer: &Printer, args: &FieldsArgs)
             #[serde(flatten)]
             census: &'a census::Census,
         }
-        printer.machine(&CensusReport { api_version: SCHEMA_VERSION, kind: "FieldCensus", census: &census })?;
-    } else {
-        out(&census::render(&census, printer))?;
-    }
-    for note in &census.skipped {
-        printer.warn(&format!("not listed: {note}; the census may be incomplete"));
-    }
-    for note in &census.undecodable {
-        printer.warn(&format!("managedFields not understood: {note}"));
-    }
-    let fights = census.contested.iter().flat_map(|o| &o.contests).any(is_fight);
-    Ok(if args.exit_code && fights { Outcome::Findings } else { Outcome::Clean })
+        let report = CensusReport { api_version: SCHEMA_VERSION, kind: "FieldCensus", census: &census };
+        let mut rendered = Rendered::new(&report, census::table(&census, printer))?;
+        rendered.warnings = census
+            .skipped
+            .iter()
+            .map(|note| format!("not listed: {note}; the census may be incomplete"))
+            .chain(census.undecodable.iter().map(|note| format!("managedFields not understood: {note}")))
+            .collect();
+        rendered.findings = census.contested.iter().flat_map(|o| &o.contests).any(is_fight);
+        Ok(rendered)
+    })
+    .await
 }
 
 fn analyze_object(

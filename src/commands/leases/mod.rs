@@ -13,7 +13,8 @@ use serde::Serialize;
 
 use crate::analyze::lease::{LeaseClass, LeaseState, classify, state};
 use crate::analyze::lease_report::{self, Finding, Leadership, LeaseRow, NodeSummary};
-use crate::cli::ConnectionArgs;
+use crate::cli::{ConnectionArgs, FleetArgs};
+use crate::commands::fleet::{self, Rendered};
 use crate::connect::Session;
 use crate::error::{Outcome, usage};
 use crate::output::{Printer, SCHEMA_VERSION};
@@ -79,9 +80,9 @@ pub struct LeaseReport {
     pub skipped: Vec<String>,
 }
 
-pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &LeasesArgs) -> Result<Outcome> {
-    let session = Session::open(conn).await?;
+pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &LeasesArgs) -> Result<Outcome> {
     if args.watch {
+        let session = Session::open(conn).await?;
         session.check_namespace().await?;
         let timeout = match &args.watch_timeout {
             Some(t) => crate::connect::duration::parse_limit("--watch-timeout", t).map_err(usage)?,
@@ -96,16 +97,15 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &LeasesArgs) ->
         };
         return watch::run(&session, printer, &opts).await;
     }
-    let report = session.checking_namespace(collect(&session, printer, args)).await?;
-    if printer.is_machine() {
-        printer.machine(&report)?;
-    } else {
-        crate::output::out(&render::text(&report, printer, session.all_namespaces, &session.namespace))?;
-    }
-    for note in &report.skipped {
-        printer.warn(&format!("not read: {note}"));
-    }
-    Ok(if args.exit_code && !report.findings.is_empty() { Outcome::Findings } else { Outcome::Clean })
+    fleet::run(conn, fleet, printer, args.exit_code, |session| async move {
+        let report = session.checking_namespace(collect(&session, printer, args)).await?;
+        let table = render::table(&report, printer, session.all_namespaces, &session.namespace);
+        let mut rendered = Rendered::new(&report, table)?;
+        rendered.warnings = report.skipped.iter().map(|note| format!("not read: {note}")).collect();
+        rendered.findings = !report.findings.is_empty();
+        Ok(rendered)
+    })
+    .await
 }
 
 async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Result<LeaseReport> {

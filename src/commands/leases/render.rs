@@ -5,12 +5,12 @@ use std::time::Duration;
 use crate::age::{human, human_signed};
 use crate::analyze::lease::{LeaseState, SKEW_MARGIN_MICROS, looks_like_controller_pod};
 use crate::analyze::lease_report::{LeaseRow, NodeSummary};
-use crate::output::table::{Grid, Styled, Tone, styled};
+use crate::output::table::{Grid, Styled, Table, Tone, styled};
 use crate::output::{Printer, paint, serde_name};
 
 use super::LeaseReport;
 
-pub fn text(report: &LeaseReport, printer: &Printer, all_namespaces: bool, namespace: &str) -> String {
+pub fn table(report: &LeaseReport, printer: &Printer, all_namespaces: bool, namespace: &str) -> Table {
     let wide = printer.wide();
     let mut headers = Vec::new();
     if all_namespaces {
@@ -47,24 +47,22 @@ pub fn text(report: &LeaseReport, printer: &Printer, all_namespaces: bool, names
         }
         grid.row(cells);
     }
-    let mut text = String::new();
-    if grid.is_empty() && report.node_leases.total == 0 {
+    let mut table = Table::new(grid);
+    if report.node_leases.total == 0 {
         let place = if all_namespaces { "any namespace".to_string() } else { format!("{namespace} namespace") };
         // kubectl's wording, on stdout so scripts see an empty but explained result.
-        text.push_str(&format!("No leases found in {place}.\n"));
-    } else {
-        text.push_str(&grid.render(printer.no_headers, printer.color));
+        table.empty = Some(format!("No leases found in {place}."));
     }
     if report.node_leases.total > 0
         && !report.leases.iter().any(|r| r.class == crate::analyze::lease::LeaseClass::NodeHeartbeat)
     {
-        text.push_str(&node_line(&report.node_leases));
+        table.lines.push(node_line(&report.node_leases));
     }
     for l in &report.leadership {
         let w = &l.workload;
         let replicas = w.replicas.map(|n| n.to_string()).unwrap_or_else(|| "?".into());
-        text.push_str(&format!(
-            "{}/{}: {}/{replicas} replicas lead ({})\n",
+        table.lines.push(format!(
+            "{}/{}: {}/{replicas} replicas lead ({})",
             w.kind.to_lowercase(),
             w.name,
             l.leading_pods,
@@ -72,15 +70,14 @@ pub fn text(report: &LeaseReport, printer: &Printer, all_namespaces: bool, names
         ));
     }
     if !report.findings.is_empty() {
-        text.push('\n');
+        table.lines.push(String::new());
         for f in &report.findings {
             let kind = serde_name(&f.kind);
             let line = format!("{}/{}: {kind}: {}", f.namespace, f.name, f.message);
-            text.push_str(&paint(&line, Tone::Bad, printer.color));
-            text.push('\n');
+            table.lines.push(paint(&line, Tone::Bad, printer.color));
         }
     }
-    text
+    table
 }
 
 fn node_line(s: &NodeSummary) -> String {
@@ -98,7 +95,7 @@ fn node_line(s: &NodeSummary) -> String {
             .collect();
         line.push_str(&format!(": expired: {}", names.join(", ")));
     }
-    line.push_str(" (--nodes lists them)\n");
+    line.push_str(" (--nodes lists them)");
     line
 }
 

@@ -7,11 +7,12 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use crate::analyze::overlap::{self, Analysis, Options, Severity};
-use crate::cli::ConnectionArgs;
+use crate::cli::{ConnectionArgs, FleetArgs};
+use crate::commands::fleet::{self, Rendered};
 use crate::connect::Session;
 use crate::error::{Outcome, usage};
-use crate::output::table::{Grid, Styled, Tone, styled};
-use crate::output::{Printer, SCHEMA_VERSION, out};
+use crate::output::table::{Grid, Styled, Table, Tone, styled};
+use crate::output::{Printer, SCHEMA_VERSION};
 
 const LONG_ABOUT: &str = "\
 Compare, within each namespace, every pair of controllers of the same kind (Deployment,
@@ -67,45 +68,46 @@ struct OverlapReport<'a> {
     invalid: &'a [String],
 }
 
-pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &OverlapsArgs) -> Result<Outcome> {
+pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &OverlapsArgs) -> Result<Outcome> {
     if let Some(s) = &args.selector {
         crate::analyze::selector::parse(s).map_err(|e| usage(format!("-l: {e}")))?;
     }
-    let session = Session::open(conn).await?;
-    let snap = session.checking_namespace(fetch::snapshot(&session, args.selector.as_deref())).await?;
+    fleet::run(conn, fleet, printer, args.exit_code, |session| async move { rendered(&session, printer, args).await })
+        .await
+}
+
+async fn rendered(session: &Session, printer: &Printer, args: &OverlapsArgs) -> Result<Rendered> {
+    let snap = session.checking_namespace(fetch::snapshot(session, args.selector.as_deref())).await?;
     let analysis = overlap::analyze(
         &snap.controllers,
         &snap.pods,
         &Options { cross_kind: args.cross_kind, explain: args.explain },
     );
-    if printer.is_machine() {
-        printer.machine(&OverlapReport {
-            api_version: SCHEMA_VERSION,
-            kind: "OverlapReport",
-            controllers: snap.controllers.len(),
-            pods: snap.pods.len(),
-            analysis: &analysis,
-            skipped: &snap.skipped,
-            invalid: &snap.invalid,
-        })?;
-    } else {
-        out(&render(&analysis, printer, snap.controllers.len(), snap.pods.len()))?;
-    }
-    for note in &snap.skipped {
-        printer.warn(&format!("not listed: {note}; results may be incomplete"));
-    }
-    for note in &snap.invalid {
-        printer.warn(&format!("skipped, selector not understood: {note}"));
-    }
+    let report = OverlapReport {
+        api_version: SCHEMA_VERSION,
+        kind: "OverlapReport",
+        controllers: snap.controllers.len(),
+        pods: snap.pods.len(),
+        analysis: &analysis,
+        skipped: &snap.skipped,
+        invalid: &snap.invalid,
+    };
+    let mut rendered = Rendered::new(&report, table(&analysis, printer, snap.controllers.len(), snap.pods.len()))?;
+    rendered.warnings = snap
+        .skipped
+        .iter()
+        .map(|note| format!("not listed: {note}; results may be incomplete"))
+        .chain(snap.invalid.iter().map(|note| format!("skipped, selector not understood: {note}")))
+        .collect();
     let floor = match args.min_severity {
         MinSeverity::Warning => Severity::Warning,
         MinSeverity::Error => Severity::Error,
     };
-    let hit = analysis.findings.iter().any(|f| f.severity >= floor) || !analysis.pdb_conflicts.is_empty();
-    Ok(if args.exit_code && hit { Outcome::Findings } else { Outcome::Clean })
+    rendered.findings = analysis.findings.iter().any(|f| f.severity >= floor) || !analysis.pdb_conflicts.is_empty();
+    Ok(rendered)
 }
 
-fn render(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -> String {
+fn table(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -> Table {
     let mut grid = Grid::new(vec!["NAMESPACE", "KIND", "A", "B", "SEVERITY", "WITNESS", "LIVE PODS"]);
     for f in &a.findings {
         let kind = if f.a.kind == f.b.kind { f.a.kind.clone() } else { format!("{}/{}", f.a.kind, f.b.kind) };
@@ -129,18 +131,18 @@ fn render(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -> S
             live.into(),
         ]);
     }
-    let mut text = grid.render(printer.no_headers, printer.color);
+    let mut text = Vec::new();
     let detail = printer.wide() || a.findings.len() <= 20;
     if detail {
         for f in a.findings.iter().filter(|f| !f.template_hazards.is_empty()) {
             for h in &f.template_hazards {
-                text.push_str(&format!("  {}: {h}\n", f.namespace));
+                text.push(format!("  {}: {h}", f.namespace));
             }
         }
     }
     for c in &a.pdb_conflicts {
-        text.push_str(&format!(
-            "{}/{}: matched by {} PodDisruptionBudgets ({}): the eviction API will refuse to evict it\n",
+        text.push(format!(
+            "{}/{}: matched by {} PodDisruptionBudgets ({}): the eviction API will refuse to evict it",
             c.namespace,
             c.pod,
             c.budgets.len(),
@@ -153,18 +155,15 @@ fn render(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -> S
         } else {
             format!("{}: {}", d.separation.key, d.separation.reason)
         };
-        text.push_str(&format!(
-            "disjoint: {}/{} {} / {} {}: {why}\n",
-            d.namespace, d.a.kind, d.a.name, d.b.kind, d.b.name
-        ));
+        text.push(format!("disjoint: {}/{} {} / {} {}: {why}", d.namespace, d.a.kind, d.a.name, d.b.kind, d.b.name));
     }
     let errors = a.findings.iter().filter(|f| f.severity == Severity::Error).count();
-    text.push_str(&format!(
-        "{} overlapping pairs ({errors} errors, {} warnings), {} pods under several PDBs; {controllers} controllers, {pods} pods, {} pair(s) decided\n",
+    text.push(format!(
+        "{} overlapping pairs ({errors} errors, {} warnings), {} pods under several PDBs; {controllers} controllers, {pods} pods, {} pair(s) decided",
         a.findings.len(),
         a.findings.len() - errors,
         a.pdb_conflicts.len(),
         a.pairs_compared
     ));
-    text
+    Table { grid, empty: None, lines: text }
 }

@@ -12,7 +12,8 @@ use clap::Args;
 use crate::analyze::cascade::{Policy, Prediction, predict};
 use crate::analyze::owner_graph::{Finding, Graph, TreeRow, Walk, findings, tree};
 use crate::analyze::resource_ref::{ApiResource, parse_args, resolve};
-use crate::cli::ConnectionArgs;
+use crate::cli::{ConnectionArgs, FleetArgs};
+use crate::commands::fleet::{self, Rendered};
 use crate::connect::duration::parse_duration;
 use crate::connect::{Session, discovery};
 use crate::error::{Outcome, usage};
@@ -71,22 +72,24 @@ pub struct Target {
     pub cascade: Option<Prediction>,
 }
 
-pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &OwnersArgs) -> Result<Outcome> {
+pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &OwnersArgs) -> Result<Outcome> {
     let stuck_after = parse_duration("--stuck-after", &args.stuck_after).map_err(usage)?;
-    let wanted = if args.all {
+    if args.all {
         if !args.object.is_empty() {
             return Err(usage("--all scans the namespace (or -A, every namespace); give no object with it"));
         }
         if args.cascade.is_some() || args.up || args.down || args.depth.is_some() {
             return Err(usage("--cascade, --up, --down and --depth need an object, not --all"));
         }
-        Vec::new()
-    } else {
-        if args.object.is_empty() {
-            return Err(usage("no object given: use TYPE/NAME (e.g. deploy/web), or --all to scan for findings"));
-        }
-        parse_args(&args.object).map_err(usage)?
-    };
+        return fleet::run(conn, fleet, printer, args.exit_code, |session| async move {
+            scan(&session, printer, stuck_after).await
+        })
+        .await;
+    }
+    if args.object.is_empty() {
+        return Err(usage("no object given: use TYPE/NAME (e.g. deploy/web), or --all to scan for findings"));
+    }
+    let wanted = parse_args(&args.object).map_err(usage)?;
     let session = Session::open(conn).await?;
     let resources = discovery::discover(&session.conn).await?;
     let mut targets: Vec<(&ApiResource, String)> = Vec::new();
@@ -94,7 +97,7 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &OwnersArgs) ->
         targets.push((resolve(&w.type_name, &resources).map_err(usage)?, w.name.clone()));
     }
     // Dependents of a cluster-scoped object may live in any namespace.
-    let scope = if session.all_namespaces || targets.iter().any(|(r, _)| !r.namespaced) {
+    let scope = if targets.iter().any(|(r, _)| !r.namespaced) || session.all_namespaces {
         fetch::Scope::AllNamespaces
     } else {
         fetch::Scope::Namespace(session.namespace.clone())
@@ -106,20 +109,6 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &OwnersArgs) ->
     let server_time = snap.server_time;
     let graph = Graph::build(snap.objects, &snap.coverage);
     let stuck_secs = stuck_after.as_secs() as i64;
-
-    if args.all {
-        let everything: Vec<usize> = (0..graph.objects.len()).collect();
-        let found = findings(&graph, &everything, server_time, stuck_secs);
-        let report =
-            render::Scan { graph: &graph, findings: &found, skipped: &snap.skipped, server_time, scope: &scope };
-        if printer.is_machine() {
-            printer.machine(&report.machine())?;
-        } else {
-            out(&report.text(printer))?;
-        }
-        render::footer(printer, &snap.skipped);
-        return Ok(outcome(args.exit_code, &found));
-    }
 
     let walk = match (args.up, args.down) {
         (true, false) => Walk { up: true, down: false, depth: args.depth },
@@ -160,6 +149,32 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &OwnersArgs) ->
     }
     render::footer(printer, &snap.skipped);
     Ok(outcome(args.exit_code, &found))
+}
+
+/// `owners --all`: every object in scope, findings only.
+async fn scan(session: &Session, printer: &Printer, stuck_after: std::time::Duration) -> Result<Rendered> {
+    let resources = discovery::discover(&session.conn).await?;
+    let scope = if session.all_namespaces {
+        fetch::Scope::AllNamespaces
+    } else {
+        session.check_namespace().await?;
+        fetch::Scope::Namespace(session.namespace.clone())
+    };
+    let snap = fetch::snapshot(session, &resources, &scope).await?;
+    let graph = Graph::build(snap.objects, &snap.coverage);
+    let everything: Vec<usize> = (0..graph.objects.len()).collect();
+    let found = findings(&graph, &everything, snap.server_time, stuck_after.as_secs() as i64);
+    let report = render::Scan {
+        graph: &graph,
+        findings: &found,
+        skipped: &snap.skipped,
+        server_time: snap.server_time,
+        scope: &scope,
+    };
+    let mut rendered = Rendered::new(&report.machine(), report.table(printer))?;
+    rendered.warnings = render::footer_lines(&snap.skipped);
+    rendered.findings = !found.is_empty();
+    Ok(rendered)
 }
 
 fn outcome(exit_code: bool, found: &[Finding]) -> Outcome {

@@ -11,7 +11,7 @@ use crate::age::since as age;
 use crate::analyze::cascade::{Block, Policy, Prediction};
 use crate::analyze::object_status::Health;
 use crate::analyze::owner_graph::{Finding, FindingKind, Graph, OwnerRef, RefState};
-use crate::output::table::{Grid, Styled, Tone, styled};
+use crate::output::table::{Grid, Styled, Table, Tone, styled};
 use crate::output::{Printer, SCHEMA_VERSION, paint, serde_name};
 
 pub struct Trees<'a> {
@@ -295,15 +295,16 @@ impl<'a> Scan<'a> {
         }
     }
 
-    pub fn text(&self, printer: &Printer) -> String {
-        let mut text = format!(
-            "{} objects read, {} with ownerReferences, {} finding(s)\n",
+    /// No grid: a count line, then one line per finding.
+    pub fn table(&self, printer: &Printer) -> Table {
+        let mut lines = vec![format!(
+            "{} objects read, {} with ownerReferences, {} finding(s)",
             self.graph.objects.len(),
             self.graph.objects.iter().filter(|o| !o.owner_refs.is_empty()).count(),
             self.findings.len()
-        );
-        text.push_str(&findings_text(self.graph, self.findings, printer));
-        text
+        )];
+        lines.extend(findings_text(self.graph, self.findings, printer).lines().map(str::to_string));
+        Table { grid: Grid::new(Vec::new()), empty: None, lines }
     }
 }
 
@@ -429,6 +430,13 @@ fn cascade_out<'a>(graph: &'a Graph, root: usize, p: &'a Prediction) -> CascadeO
 
 /// Types that could not be listed, on stderr: the output above may be missing objects.
 pub fn footer(printer: &Printer, skipped: &[Skipped]) {
+    for line in footer_lines(skipped) {
+        printer.warn(&line);
+    }
+}
+
+/// What could not be listed, one warning per reason.
+pub fn footer_lines(skipped: &[Skipped]) -> Vec<String> {
     let mut by_reason: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for s in skipped {
         let name = match &s.namespace {
@@ -437,7 +445,8 @@ pub fn footer(printer: &Printer, skipped: &[Skipped]) {
         };
         by_reason.entry(&s.reason).or_default().push(name);
     }
-    for (reason, names) in by_reason {
-        printer.warn(&format!("not listed, {reason}: {}; the result may be incomplete", names.join(", ")));
-    }
+    by_reason
+        .into_iter()
+        .map(|(reason, names)| format!("not listed, {reason}: {}; the result may be incomplete", names.join(", ")))
+        .collect()
 }

@@ -1,0 +1,170 @@
+//! One command over one context or a fleet of them. A command hands over a [`Rendered`]
+//! per context; alone it prints as it always has, over a fleet the tables merge under a
+//! CONTEXT column and the reports become one FleetReport. A context that cannot be read is
+//! a row with its error while the others are shown.
+
+use std::future::Future;
+
+use anyhow::Result;
+use futures::{StreamExt, stream};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::cli::{ConnectionArgs, FleetArgs, OutputFormat};
+use crate::connect::{Session, contexts};
+use crate::error::{Outcome, one_line};
+use crate::output::junit::{Suites, junit_document};
+use crate::output::table::{Table, Tone, merge};
+use crate::output::{Printer, SCHEMA_VERSION, out, paint};
+
+/// What a command produced for one context, ready to print either way.
+pub struct Rendered {
+    pub machine: Value,
+    pub table: Table,
+    /// For stderr.
+    pub warnings: Vec<String>,
+    /// Whether anything --exit-code counts was found.
+    pub findings: bool,
+    /// For -o junit (check): this context's testsuites.
+    pub junit: Option<Suites>,
+}
+
+impl Rendered {
+    pub fn new<T: Serialize>(report: &T, table: Table) -> Result<Rendered> {
+        Ok(Rendered {
+            machine: serde_json::to_value(report)?,
+            table,
+            warnings: Vec::new(),
+            findings: false,
+            junit: None,
+        })
+    }
+
+    fn print(self, printer: &Printer) -> Result<()> {
+        if let (OutputFormat::Junit, Some(suites)) = (printer.format, &self.junit) {
+            out(&junit_document("kubectl coord check", std::slice::from_ref(suites)))?;
+        } else if printer.is_machine() {
+            printer.machine(&self.machine)?;
+        } else {
+            out(&self.table.render(printer.no_headers, printer.color))?;
+        }
+        for w in &self.warnings {
+            printer.warn(w);
+        }
+        Ok(())
+    }
+}
+
+/// The stable machine shape of a fleet run: each context's report with `context` first,
+/// or `context` and `error` for a context that could not be read.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FleetReport {
+    api_version: &'static str,
+    kind: &'static str,
+    items: Vec<Value>,
+}
+
+/// Runs `one` in the session's context, or in each context of the fleet (at most
+/// --max-parallel at once, each with its own client and namespace default), and prints.
+pub async fn run<F, Fut>(
+    conn: &ConnectionArgs,
+    fleet: &FleetArgs,
+    printer: &Printer,
+    exit_code: bool,
+    one: F,
+) -> Result<Outcome>
+where
+    F: Fn(Session) -> Fut,
+    Fut: Future<Output = Result<Rendered>>,
+{
+    let findings_outcome = |found: bool| if exit_code && found { Outcome::Findings } else { Outcome::Clean };
+    if !fleet.active() {
+        let rendered = one(Session::open(conn).await?).await?;
+        let found = rendered.findings;
+        rendered.print(printer)?;
+        return Ok(findings_outcome(found));
+    }
+    let names = contexts::select(fleet, conn.kubeconfig.as_deref())?;
+    let one = &one;
+    let results: Vec<(String, Result<Rendered>)> = stream::iter(names)
+        .map(|name| async move {
+            let mut args = conn.clone();
+            args.context = Some(name.clone());
+            let result = async { one(Session::open(&args).await?).await }.await;
+            (name, result)
+        })
+        .buffered(usize::from(fleet.max_parallel))
+        .collect()
+        .await;
+
+    let read = results.iter().filter(|(_, r)| r.is_ok()).count();
+    let found = results.iter().any(|(_, r)| r.as_ref().is_ok_and(|r| r.findings));
+    let mut tables = Vec::new();
+    let mut items = Vec::new();
+    let mut failures = Vec::new();
+    let mut junit = Vec::new();
+    for (context, result) in results {
+        match result {
+            Ok(mut r) => {
+                junit.extend(r.junit.take());
+                for w in &r.warnings {
+                    printer.warn(&format!("{context}: {w}"));
+                }
+                items.push(with_context(&context, r.machine));
+                tables.push((context, r.table));
+            }
+            Err(e) => {
+                let error = one_line(&e);
+                printer.warn(&format!("{context}: {error}"));
+                let mut item = Map::new();
+                item.insert("context".into(), context.clone().into());
+                item.insert("error".into(), error.clone().into());
+                items.push(Value::Object(item));
+                failures.push((context, error));
+            }
+        }
+    }
+    if printer.format == OutputFormat::Junit {
+        out(&junit_document("kubectl coord check", &junit))?;
+    } else if printer.is_machine() {
+        printer.machine(&FleetReport { api_version: SCHEMA_VERSION, kind: "FleetReport", items })?;
+    } else {
+        let mut text = merge(tables, printer.no_headers, printer.color);
+        for (context, error) in &failures {
+            text.push_str(&paint(&format!("{context}: error: {error}"), Tone::Bad, printer.color));
+            text.push('\n');
+        }
+        out(&text)?;
+    }
+    if read == 0 {
+        return Ok(Outcome::Unreadable);
+    }
+    Ok(findings_outcome(found))
+}
+
+fn with_context(context: &str, report: Value) -> Value {
+    let mut item = Map::new();
+    item.insert("context".into(), context.into());
+    match report {
+        Value::Object(fields) => item.extend(fields.into_iter().filter(|(k, _)| k != "context")),
+        other => {
+            item.insert("report".into(), other);
+        }
+    }
+    Value::Object(item)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_context_comes_first_and_replaces_the_reports_own() {
+        let report = serde_json::json!({"apiVersion": "v", "kind": "CheckReport", "context": "inner", "findings": []});
+        let item = with_context("prod", report);
+        let keys: Vec<&String> = item.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["context", "apiVersion", "kind", "findings"]);
+        assert_eq!(item["context"], "prod");
+    }
+}
