@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo, one command on a fresh machine:
 #   bash demo/run.sh [--keep]
-# Builds what is missing, starts a local control plane, applies examples/, starts
+# Builds what is missing, starts a local control plane with three kwok nodes (pods are
+# scheduled and run; the nodes' heartbeat Leases are renewed), applies examples/, starts
 # a healthy leader election between two real client-go processes, and runs every
 # kubectl coord command on it. Stops the cluster at the end unless --keep.
 set -euo pipefail
@@ -54,6 +55,8 @@ say "kubectl coord version"
 kubectl coord version
 say "kubectl coord leases -A            # the control plane's own elections"
 kubectl coord leases -A
+say "kubectl coord leases -n kube-node-lease   # kwok's nodes renew their heartbeats every 5s"
+kubectl coord leases -n kube-node-lease
 say "kubectl coord leases -n coord-demo -o wide"
 kubectl coord leases -n coord-demo -o wide
 say "kubectl coord leases -n coord-demo --exit-code; echo \$?"

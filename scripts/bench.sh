@@ -37,7 +37,7 @@ cargo build --locked --release --bins >&2
 coord="$root/target/release/kubectl-coord"
 dir="$root/.bench/cluster"
 if [[ ! -e $dir/pids ]]; then
-  COORD_KCM_CONTROLLERS='*,-deployment-controller,-replicaset-controller' bash tests/cluster/up.sh "$dir" >/dev/null
+  COORD_KCM_CONTROLLERS='*,-deployment-controller,-replicaset-controller' bash tests/cluster/up.sh "$dir" --nodes 0 >/dev/null
 fi
 $keep || trap 'bash tests/cluster/down.sh "$dir"' EXIT
 bin="$dir/bin"

@@ -10,16 +10,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use common::toxiproxy::Toxiproxy;
-use common::{Cluster, Run, cluster, lease_yaml};
+use common::{Cluster, Run, cluster, cluster2, lease_yaml};
 use serde_json::Value;
-
-fn second() -> Cluster {
-    let dir = std::env::var_os("COORD_TEST_CLUSTER_2").map(PathBuf::from).unwrap_or_else(|| {
-        panic!("COORD_TEST_CLUSTER_2 is not set: run the suite with tests/run.sh, which starts two control planes")
-    });
-    assert!(dir.join("admin.kubeconfig").is_file(), "no second cluster in {}", dir.display());
-    Cluster { dir }
-}
 
 /// `c`'s viewer kubeconfig with its cluster, user and context all called `name`,
 /// pointed at `server` when given.
@@ -73,7 +65,7 @@ fn lease_findings(item: &Value) -> Vec<String> {
 
 #[test]
 fn each_clusters_findings_under_its_context_and_a_dead_one_as_an_error_row() {
-    let (a, b) = (cluster(), second());
+    let (a, b) = (cluster(), cluster2());
     let (ns_a, ns_b) = (a.fresh_namespace("fleet-one"), b.fresh_namespace("fleet-two"));
     a.apply(&lease_yaml(&ns_a, "only-in-one", "gone-host_1", 15, Some(-600), 0));
     b.apply(&lease_yaml(&ns_b, "only-in-two", "gone-host_2", 15, Some(-600), 0));
@@ -116,7 +108,7 @@ fn each_clusters_findings_under_its_context_and_a_dead_one_as_an_error_row() {
 
 #[test]
 fn every_fleet_command_gains_a_context_column_and_a_fleet_report() {
-    let (a, b) = (cluster(), second());
+    let (a, b) = (cluster(), cluster2());
     let kubeconfig = fleet(&a, &b, "commands", [None, None]);
     let version = coord(&kubeconfig, &["version", "--contexts", "/^(one|two)$/", "-o", "json"]).ok().json();
     let servers: Vec<&str> =
@@ -148,7 +140,7 @@ fn every_fleet_command_gains_a_context_column_and_a_fleet_report() {
 
 #[test]
 fn contexts_are_read_at_once() {
-    let (a, b) = (cluster(), second());
+    let (a, b) = (cluster(), cluster2());
     let toxi = Toxiproxy::start(&a.bin());
     let via_a = toxi.proxy("fleet-a", a.api_addr(), 150);
     let via_b = toxi.proxy("fleet-b", b.api_addr(), 150);
@@ -170,7 +162,7 @@ fn contexts_are_read_at_once() {
 
 #[test]
 fn fleet_flags_are_checked() {
-    let (a, b) = (cluster(), second());
+    let (a, b) = (cluster(), cluster2());
     let kubeconfig = fleet(&a, &b, "flags", [None, None]);
     coord(&kubeconfig, &["leases", "--contexts", "nope"])
         .code(2)

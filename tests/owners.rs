@@ -61,6 +61,13 @@ fn deployment_tree_built_by_the_real_controllers() {
     let c = cluster();
     let ns = c.fresh_namespace("coord-owners-tree");
     deployment(&c, &ns, "web", 2);
+    // kwok's nodes run them: wait until the ReplicaSet controller counts both ready.
+    wait_for("both pods ready", 90, || {
+        c.kubectl(&["-n", &ns, "get", "rs", "-l", "app=web", "-o", "jsonpath={.items[0].status.readyReplicas}"])
+            .ok()
+            .stdout
+            == "2"
+    });
     let rs_name = c.kubectl(&["-n", &ns, "get", "rs", "-o", "jsonpath={.items[0].metadata.name}"]).ok().stdout;
     let pods: Vec<String> = c
         .kubectl(&["-n", &ns, "get", "pods", "-o", "jsonpath={.items[*].metadata.name}"])
@@ -86,9 +93,11 @@ fn deployment_tree_built_by_the_real_controllers() {
     assert_eq!((top["controller"].clone(), top["blockOwnerDeletion"].clone()), (true.into(), true.into()));
     assert_eq!(edges.iter().filter(|e| e["owner"] == rs_uid.as_str()).count(), 2);
     assert!(report["findings"].as_array().unwrap().is_empty());
-    // Status read from the full objects of printed rows: no pod runs without a node.
+    // Status read from the full objects of printed rows: the real readiness kwok reports.
     let rs_node = report["nodes"].as_array().unwrap().iter().find(|n| n["kind"] == "ReplicaSet").unwrap();
-    assert_eq!(rs_node["status"], "0/2 ready");
+    assert_eq!(rs_node["status"], "2/2 ready");
+    let pod_node = report["nodes"].as_array().unwrap().iter().find(|n| n["kind"] == "Pod").unwrap();
+    assert_eq!(pod_node["status"], "Running");
 
     // From a pod, upward, through kubectl's plugin discovery, with kubectl's other argument forms.
     let up = c.kubectl_plugin("viewer", &["owners", "pod", &pods[0], "-n", &ns, "--up"]).ok();
@@ -101,7 +110,7 @@ fn deployment_tree_built_by_the_real_controllers() {
     assert!(lines[1].starts_with("Deployment ") && lines[1].contains("web"), "{}", up.stdout);
     assert!(lines[2].starts_with("└─ReplicaSet") && lines[2].contains(&rs_name), "{}", up.stdout);
     assert!(
-        lines[3].starts_with("  └─Pod") && lines[3].contains(&pods[0]) && lines[3].contains("Pending"),
+        lines[3].starts_with("  └─Pod") && lines[3].contains(&pods[0]) && lines[3].contains("Running"),
         "{}",
         up.stdout
     );

@@ -11,7 +11,8 @@ log() { printf '[tests] %s\n' "$*" >&2; }
 
 command -v cargo >/dev/null || { log "FAILED: cargo is not installed"; exit 1; }
 cluster_dir="$root/target/test-cluster-$$"
-# A second control plane beside the first, for the fleet tests (tests/fleet.rs).
+# A second control plane beside the first, for the fleet tests (tests/fleet.rs), with
+# coordinated leader election on (tests/coordinated.rs).
 cluster2_dir="$root/target/test-cluster-$$-b"
 cleanup() { bash "$root/tests/cluster/down.sh" "$cluster_dir"; bash "$root/tests/cluster/down.sh" "$cluster2_dir"; }
 trap cleanup EXIT
@@ -39,8 +40,8 @@ if ! bash tests/cluster/up.sh "$cluster_dir" >/dev/null; then
   log "FAILED: the local control plane did not come up (see the lines above)"
   exit 1
 fi
-log "starting a second control plane in $cluster2_dir"
-if ! bash tests/cluster/up.sh "$cluster2_dir" >/dev/null; then
+log "starting a second control plane (coordinated leader election) in $cluster2_dir"
+if ! bash tests/cluster/up.sh "$cluster2_dir" --coordinated >/dev/null; then
   log "FAILED: the second control plane did not come up (see the lines above)"
   exit 1
 fi

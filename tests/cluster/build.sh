@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the pinned upstream control plane (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl) and krew from the Go
+# kube-controller-manager, kube-scheduler, kubectl), krew, toxiproxy and kwok from the Go
 # module proxy, once, into a cache outside the source tree keyed by version
 # and by the hash of the pinning go.mod/go.sum files. Prints the bin dir.
 #
@@ -16,6 +16,7 @@ K8S_VERSION=$(mod_version "$here/k8s" k8s.io/kubernetes)
 ETCD_VERSION=$(mod_version "$here/etcd" go.etcd.io/etcd/server/v3)
 KREW_VERSION=$(mod_version "$here/krew" sigs.k8s.io/krew)
 TOXIPROXY_VERSION=$(mod_version "$here/toxiproxy" github.com/Shopify/toxiproxy/v2)
+KWOK_VERSION=$(mod_version "$here/kwok" sigs.k8s.io/kwok)
 cache_root=${KUBECTL_COORD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-coord}
 
 log() { printf '[build] %s\n' "$*" >&2; }
@@ -72,8 +73,20 @@ floor_bin=$(build_set floor "$K8S_VERSION" "$(pin_hash "$here/k8s" "$here"/k8s/f
 toxiproxy_bin=$(build_set toxiproxy "$TOXIPROXY_VERSION" "$(pin_hash "$here/toxiproxy")" "$here/toxiproxy" "-s -w" \
   github.com/Shopify/toxiproxy/v2/cmd/server)
 
+# Fake nodes for the test cluster: kwok, with its own stage definitions (node-initialize,
+# node-heartbeat-with-lease, pod-ready, pod-complete, pod-delete) from the same module.
+kwok_bin=$(build_set kwok "$KWOK_VERSION" "$(pin_hash "$here/kwok")" "$here/kwok" "-s -w" sigs.k8s.io/kwok/cmd/kwok)
+if [[ ! -s "$kwok_bin/stages.yaml" ]]; then
+  kwok_src=$(cd "$here/kwok" && GOFLAGS=-mod=readonly go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+  for f in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease \
+    pod/fast/pod-ready pod/fast/pod-complete pod/fast/pod-delete; do
+    echo "---"; cat "$kwok_src/kustomize/stage/$f.yaml"
+  done > "$kwok_bin/stages.yaml.tmp"
+  mv "$kwok_bin/stages.yaml.tmp" "$kwok_bin/stages.yaml"
+fi
+
 # One directory to put on PATH, with the names the tools are known by.
-bin="$cache_root/bin-$K8S_VERSION-$ETCD_VERSION-$KREW_VERSION-$(pin_hash "$here/k8s" "$here"/k8s/elector/*.go "$here"/k8s/loader/*.go "$here"/k8s/floor/*.go)"
+bin="$cache_root/bin-$K8S_VERSION-$ETCD_VERSION-$KREW_VERSION-$KWOK_VERSION-$(pin_hash "$here/k8s" "$here"/k8s/elector/*.go "$here"/k8s/loader/*.go "$here"/k8s/floor/*.go)"
 mkdir -p "$bin"
 for f in "$k8s_bin"/*; do ln -sf "$f" "$bin/"; done
 ln -sf "$etcd_bin/server" "$bin/etcd"
@@ -83,4 +96,6 @@ ln -sf "$elector_bin/elector" "$bin/coord-test-elector"
 ln -sf "$loader_bin/loader" "$bin/coord-bench-loader"
 ln -sf "$floor_bin/floor" "$bin/coord-bench-floor"
 ln -sf "$toxiproxy_bin/server" "$bin/toxiproxy-server"
+ln -sf "$kwok_bin/kwok" "$bin/kwok"
+ln -sf "$kwok_bin/stages.yaml" "$bin/kwok-stages.yaml"
 echo "$bin"

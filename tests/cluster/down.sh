@@ -5,8 +5,8 @@ set -uo pipefail
 [[ $# -eq 1 ]] || { echo "usage: $0 DIR" >&2; exit 2; }
 dir=$1
 [[ -d $dir ]] || exit 0
-# Controllers first, etcd last, so nothing logs a storm of errors on the way down.
-for name in kube-scheduler kube-controller-manager kube-apiserver etcd; do
+# kwok and the controllers first, etcd last, so nothing logs a storm of errors on the way down.
+for name in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
   pidfile="$dir/pids/$name.pid"
   [[ -f $pidfile ]] || continue
   pid=$(cat "$pidfile")

@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # Starts a real local control plane on loopback in DIR:
 # etcd, kube-apiserver (RBAC, audit log), kube-controller-manager and
-# kube-scheduler (both leader-electing), built from upstream by build.sh.
+# kube-scheduler (both leader-electing), built from upstream by build.sh, and kwok
+# with N fake nodes (default 3): real Node objects whose heartbeat Leases in
+# kube-node-lease kwok renews (leaseDurationSeconds 20, renewed every 5s), and whose
+# pods, once the real scheduler binds them, kwok's stages take to Running and Ready.
 #
-#   tests/cluster/up.sh DIR
+#   tests/cluster/up.sh DIR [--nodes N] [--coordinated]
+#
+# --nodes 0: no kwok, pods stay Pending. --coordinated: coordinated leader election
+# (the CoordinatedLeaderElection feature gate, coordination.k8s.io/v1beta1 LeaseCandidates
+# served): kube-controller-manager and kube-scheduler join as candidates and the API
+# server's own election controller picks and writes their leaders.
 #
 # Writes DIR/admin.kubeconfig (system:masters), DIR/viewer.kubeconfig
 # (get/list/watch everywhere), DIR/limited.kubeconfig (read-only in the one
@@ -18,9 +26,19 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-[[ $# -eq 1 ]] || { echo "usage: $0 DIR" >&2; exit 2; }
-mkdir -p "$1"
-dir=$(cd "$1" && pwd)
+usage() { echo "usage: $0 DIR [--nodes N] [--coordinated]" >&2; exit 2; }
+[[ $# -ge 1 ]] || usage
+target=$1; shift
+nodes=3 coordinated=false
+while (($#)); do
+  case $1 in
+    --nodes) [[ ${2:-} =~ ^[0-9]+$ ]] || usage; nodes=$2; shift 2 ;;
+    --coordinated) coordinated=true; shift ;;
+    *) usage ;;
+  esac
+done
+mkdir -p "$target"
+dir=$(cd "$target" && pwd)
 log() { printf '[up] %s\n' "$*" >&2; }
 die() { printf '[up] FAILED: %s\n' "$*" >&2; exit 1; }
 [[ ! -e "$dir/pids" ]] || die "$dir already holds a cluster (run down.sh $dir first)"
@@ -145,6 +163,11 @@ omitStages: ["RequestReceived"]
 rules:
 - level: Metadata
 EOF
+api_cle=() component_cle=()
+if $coordinated; then
+  api_cle=(--feature-gates=CoordinatedLeaderElection=true --runtime-config=coordination.k8s.io/v1beta1=true)
+  component_cle=(--feature-gates=CoordinatedLeaderElection=true)
+fi
 log "starting kube-apiserver on $SERVER"
 launch kube-apiserver "$bin/kube-apiserver" \
   --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
@@ -157,7 +180,7 @@ launch kube-apiserver "$bin/kube-apiserver" \
   --service-cluster-ip-range 10.0.0.0/24 \
   --authorization-mode RBAC \
   --audit-policy-file "$dir/audit-policy.yaml" --audit-log-path "$dir/audit.log" \
-  --audit-log-mode batch --audit-log-batch-max-wait 1s ${COORD_APISERVER_FLAGS:-}
+  --audit-log-mode batch --audit-log-batch-max-wait 1s "${api_cle[@]}" ${COORD_APISERVER_FLAGS:-}
 kc_admin=("$bin/kubectl" --kubeconfig "$dir/admin.kubeconfig")
 api_ready() { curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "$SERVER/readyz"; }
 wait_for "kube-apiserver /readyz" 120 kube-apiserver api_ready
@@ -171,7 +194,7 @@ launch kube-controller-manager "$bin/kube-controller-manager" \
   --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
   --service-cluster-ip-range 10.0.0.0/24 \
   --cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key" \
-  --controllers "${COORD_KCM_CONTROLLERS:-*}"
+  --controllers "${COORD_KCM_CONTROLLERS:-*}" "${component_cle[@]}"
 cat > "$dir/scheduler.yaml" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -182,7 +205,7 @@ leaderElection:
 EOF
 launch kube-scheduler "$bin/kube-scheduler" --config "$dir/scheduler.yaml" \
   --authentication-kubeconfig "$dir/scheduler.kubeconfig" --authorization-kubeconfig "$dir/scheduler.kubeconfig" \
-  --bind-address 127.0.0.1 --secure-port "$SCHED_PORT"
+  --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" "${component_cle[@]}"
 
 # --- RBAC for the test identities --------------------------------------------
 "${kc_admin[@]}" apply -f - >/dev/null <<EOF || die "could not create the test RBAC objects"
@@ -228,6 +251,29 @@ wait_for "the kube-controller-manager lease" 120 kube-controller-manager lease_h
 wait_for "the kube-scheduler lease" 120 kube-scheduler lease_held kube-scheduler
 wait_for "the default ServiceAccount" 120 kube-controller-manager "${kc_admin[@]}" -n default get serviceaccount default
 
+if ((nodes > 0)); then
+  log "starting kwok with $nodes fake nodes"
+  launch kwok "$bin/kwok" --kubeconfig "$dir/admin.kubeconfig" --config "$bin/kwok-stages.yaml" \
+    --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+    --node-lease-duration-seconds 20 --cidr 10.244.0.0/16 -v WARN
+  for ((i = 0; i < nodes; i++)); do
+    cat <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: kwok-node-$i
+  annotations: {node.alpha.kubernetes.io/ttl: "0", kwok.x-k8s.io/node: fake}
+  labels: {kubernetes.io/hostname: kwok-node-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64, type: kwok}
+---
+EOF
+  done | "${kc_admin[@]}" apply -f - >/dev/null || die "could not create the kwok nodes"
+  nodes_ready() {
+    [[ $("${kc_admin[@]}" get nodes -l type=kwok -o 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' \
+      | grep -c True) -eq $nodes ]]
+  }
+  wait_for "$nodes kwok nodes Ready" 120 kwok nodes_ready
+fi
+
 cat > "$dir/cluster.env" <<EOF
 SERVER=$SERVER
 API_PORT=$API_PORT
@@ -235,6 +281,8 @@ ETCD_PORT=$ETCD_PORT
 KCM_PORT=$KCM_PORT
 SCHED_PORT=$SCHED_PORT
 LIMITED_NS=$LIMITED_NS
+NODES=$nodes
+COORDINATED=$coordinated
 EOF
 log "ready in $((SECONDS - start))s: $SERVER (logs in $dir/logs, stop with tests/cluster/down.sh $dir)"
 echo "export KUBECONFIG=$dir/admin.kubeconfig"

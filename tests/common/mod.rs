@@ -21,6 +21,16 @@ pub fn cluster() -> Cluster {
     Cluster { dir }
 }
 
+/// The second control plane tests/run.sh starts (coordinated leader election on), for the
+/// fleet and LeaseCandidate tests.
+pub fn cluster2() -> Cluster {
+    let dir = std::env::var_os("COORD_TEST_CLUSTER_2").map(PathBuf::from).unwrap_or_else(|| {
+        panic!("COORD_TEST_CLUSTER_2 is not set: run the suite with tests/run.sh, which starts two control planes")
+    });
+    assert!(dir.join("admin.kubeconfig").is_file(), "no second cluster in {}", dir.display());
+    Cluster { dir }
+}
+
 impl Cluster {
     pub fn kubeconfig(&self, who: &str) -> PathBuf {
         self.dir.join(format!("{who}.kubeconfig"))

@@ -303,7 +303,7 @@ impl Candidate {
     }
 }
 
-/// LeaseCandidates from whichever version the server serves (v1beta1, else v1alpha2);
+/// LeaseCandidates from whichever version the server serves (v1, else v1beta1, else v1alpha2);
 /// empty, silently, when it serves neither.
 pub async fn candidates(session: &Session, skipped: &mut Vec<String>) -> Vec<CandidateSnapshot> {
     #[derive(Deserialize)]
@@ -315,7 +315,7 @@ pub async fn candidates(session: &Session, skipped: &mut Vec<String>) -> Vec<Can
     struct Resource {
         name: String,
     }
-    for version in ["v1beta1", "v1alpha2"] {
+    for version in ["v1", "v1beta1", "v1alpha2"] {
         let base = format!("/apis/coordination.k8s.io/{version}");
         let Ok((list, _)) = session.get_json::<ResourceList>(&base).await else {
             continue;
