@@ -17,6 +17,7 @@ ETCD_VERSION=$(mod_version "$here/etcd" go.etcd.io/etcd/server/v3)
 KREW_VERSION=$(mod_version "$here/krew" sigs.k8s.io/krew)
 TOXIPROXY_VERSION=$(mod_version "$here/toxiproxy" github.com/Shopify/toxiproxy/v2)
 KWOK_VERSION=$(mod_version "$here/kwok" sigs.k8s.io/kwok)
+CTRLRT_VERSION=$(mod_version "$here/ctrlrt" sigs.k8s.io/controller-runtime)
 cache_root=${KUBECTL_COORD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-coord}
 
 log() { printf '[build] %s\n' "$*" >&2; }
@@ -85,8 +86,11 @@ if [[ ! -s "$kwok_bin/stages.yaml" ]]; then
   mv "$kwok_bin/stages.yaml.tmp" "$kwok_bin/stages.yaml"
 fi
 
+# A leader-electing controller-runtime manager, as operators are built, for the lease tests.
+ctrlrt_bin=$(build_set ctrlrt "$CTRLRT_VERSION" "$(pin_hash "$here/ctrlrt" "$here/ctrlrt/main.go")" "$here/ctrlrt" "-s -w" .)
+
 # One directory to put on PATH, with the names the tools are known by.
-bin="$cache_root/bin-$K8S_VERSION-$ETCD_VERSION-$KREW_VERSION-$KWOK_VERSION-$(pin_hash "$here/k8s" "$here"/k8s/elector/*.go "$here"/k8s/loader/*.go "$here"/k8s/floor/*.go)"
+bin="$cache_root/bin-$K8S_VERSION-$ETCD_VERSION-$KREW_VERSION-$KWOK_VERSION-$(pin_hash "$here/k8s" "$here"/k8s/elector/*.go "$here"/k8s/loader/*.go "$here"/k8s/floor/*.go "$here"/ctrlrt/main.go)"
 mkdir -p "$bin"
 for f in "$k8s_bin"/*; do ln -sf "$f" "$bin/"; done
 ln -sf "$etcd_bin/server" "$bin/etcd"
@@ -97,5 +101,6 @@ ln -sf "$loader_bin/loader" "$bin/coord-bench-loader"
 ln -sf "$floor_bin/floor" "$bin/coord-bench-floor"
 ln -sf "$toxiproxy_bin/server" "$bin/toxiproxy-server"
 ln -sf "$kwok_bin/kwok" "$bin/kwok"
+ln -sf "$ctrlrt_bin/ctrlrt" "$bin/coord-test-ctrlrt"
 ln -sf "$kwok_bin/stages.yaml" "$bin/kwok-stages.yaml"
 echo "$bin"
