@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cli::{ConnectionArgs, FleetArgs};
 use crate::commands::fleet::{self, Rendered};
-use crate::connect::Session;
+use crate::connect::{Session, Skipped};
 use crate::error::Outcome;
 use crate::output::table::{Grid, Table};
 use crate::output::{Printer, SCHEMA_VERSION, out};
@@ -26,6 +26,12 @@ pub struct VersionArgs {
 pub struct VersionReport {
     pub api_version: &'static str,
     pub kind: &'static str,
+    /// The server's clock (the Date header of /version).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_time: Option<jiff::Timestamp>,
+    /// False when the authenticated user could not be told (see skipped).
+    pub complete: bool,
+    pub skipped: Vec<Skipped>,
     pub client: ClientVersion,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerVersion>,
@@ -84,8 +90,16 @@ pub async fn run(
         version: env!("CARGO_PKG_VERSION").to_string(),
         platform: format!("{}/{}", std::env::consts::OS, go_arch()),
     };
-    let report =
-        VersionReport { api_version: SCHEMA_VERSION, kind: "VersionReport", client, server: None, connection: None };
+    let report = VersionReport {
+        api_version: SCHEMA_VERSION,
+        kind: "VersionReport",
+        server_time: None,
+        complete: true,
+        skipped: Vec::new(),
+        client,
+        server: None,
+        connection: None,
+    };
     if args.client {
         if printer.is_machine() {
             printer.machine(&report)?;
@@ -98,12 +112,16 @@ pub async fn run(
     fleet::run(conn_args, fleet, printer, false, |session| {
         let mut report = report.clone();
         async move {
-            let (server, _) = session.get_json::<ServerVersion>("/version").await?;
+            let (server, reply) = session.get_json::<ServerVersion>("/version").await?;
+            report.server_time = reply.server_time;
             let mut warnings = Vec::new();
             let user = match who_am_i(&session).await {
                 Ok(user) => Some(user),
                 Err(e) => {
                     warnings.push(format!("cannot tell the authenticated user: {e}"));
+                    let reason = if e.forbidden() { "forbidden".to_string() } else { e.short() };
+                    report.skipped.push(Skipped::new("selfsubjectreviews.authentication.k8s.io", None, reason));
+                    report.complete = false;
                     None
                 }
             };

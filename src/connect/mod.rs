@@ -33,6 +33,34 @@ pub struct Session {
     readable: Arc<OnceCell<(Vec<String>, &'static str)>>,
 }
 
+/// Something in scope that could not be read: the machine outputs' `skipped` entries
+/// (one shape in every report), and, as text, the warnings on stderr.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Skipped {
+    /// The resource as the command names it (plural, or plural.group).
+    pub resource: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    pub reason: String,
+}
+
+impl Skipped {
+    pub fn new(resource: impl Into<String>, namespace: Option<&str>, reason: impl Into<String>) -> Skipped {
+        Skipped { resource: resource.into(), namespace: namespace.map(str::to_string), reason: reason.into() }
+    }
+}
+
+/// "pods in team-a: forbidden", "leases: listing across all namespaces is forbidden; ...".
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{} in {ns}: {}", self.resource, self.reason),
+            None => write!(f, "{}: {}", self.resource, self.reason),
+        }
+    }
+}
+
 /// A list that -A had to read namespace by namespace, because listing across all
 /// namespaces was forbidden.
 #[derive(Debug, Clone)]
@@ -46,16 +74,16 @@ pub struct Fallback {
 
 impl Fallback {
     /// "leases: listing across all namespaces is forbidden; read namespace by namespace: a (...)".
-    pub fn note(&self, what: &str) -> String {
+    pub fn note(&self, what: &str) -> Skipped {
         let mut text = format!(
-            "{what}: listing across all namespaces is forbidden; read namespace by namespace: {} ({})",
+            "listing across all namespaces is forbidden; read namespace by namespace: {} ({})",
             self.read.join(", "),
             self.source
         );
         if self.forbidden > 0 {
             text.push_str(&format!("; {} more namespaces forbidden", self.forbidden));
         }
-        text
+        Skipped::new(what, None, text)
     }
 }
 
@@ -142,7 +170,7 @@ impl Session {
         let path = format!("/api/v1/namespaces/{}", list::encode(&self.namespace));
         match self.conn.get(&path, Accept::Metadata).await {
             Err(e) if e.not_found() => Err(anyhow::anyhow!("namespace {:?} not found", self.namespace)),
-            Err(e) if e.code.is_none() => Err(e.into()),
+            Err(e) if !e.answered() => Err(e.into()),
             _ => Ok(()),
         }
     }
@@ -169,8 +197,7 @@ pub fn decode<T: serde::de::DeserializeOwned>(reply: &Reply, path: &str, server:
         method: http::Method::GET,
         path: path.to_string(),
         server: server.to_string(),
-        code: Some(200),
-        reason: "UndecodableBody".into(),
+        failure: request::Failure::Undecodable,
         message: e.to_string(),
     })
 }

@@ -81,22 +81,46 @@ pub struct Reply {
     pub server_time: Option<Timestamp>,
 }
 
-/// A failed request: either the server answered with an error status, or it could not be reached.
+/// What went wrong with a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The server answered with an error status and, when it sent a `Status`, its reason
+    /// (Forbidden, NotFound, Expired...).
+    Status { code: u16, reason: String },
+    /// No answer: refused, TLS, DNS, a proxy, a connection lost. `closed` marks a request
+    /// lost to an HTTP/2 connection the server closed gracefully (GOAWAY NO_ERROR, as the
+    /// API server does after answering 401 on it): not refused, and safe to send again.
+    Unreachable { closed: bool },
+    /// No answer within --request-timeout.
+    Timeout,
+    /// An answer whose body could not be read as what was asked for.
+    Undecodable,
+}
+
+/// A failed request, with the method, path and server every error names.
 #[derive(Debug, Clone)]
 pub struct RequestError {
     pub method: Method,
     pub path: String,
     pub server: String,
-    /// HTTP status when the server answered.
-    pub code: Option<u16>,
-    /// The `Status.reason` (Forbidden, NotFound, Expired...), when the server sent one.
-    pub reason: String,
+    pub failure: Failure,
     pub message: String,
 }
 
 impl RequestError {
+    /// The HTTP status, when the server answered with an error.
+    pub fn code(&self) -> Option<u16> {
+        match self.failure {
+            Failure::Status { code, .. } => Some(code),
+            _ => None,
+        }
+    }
     pub fn is(&self, code: StatusCode) -> bool {
-        self.code == Some(code.as_u16())
+        self.code() == Some(code.as_u16())
+    }
+    /// Whether the server was reached at all (an error status or an unreadable answer).
+    pub fn answered(&self) -> bool {
+        matches!(self.failure, Failure::Status { .. } | Failure::Undecodable)
     }
     /// 403: this identity may not do this (other kinds or namespaces may still be readable).
     /// A 401 is not this: the credentials themselves are refused, so nothing is readable
@@ -114,22 +138,45 @@ impl RequestError {
     pub fn expired(&self) -> bool {
         self.is(StatusCode::GONE)
     }
+    /// "403 Forbidden", "unreachable", "timeout", "undecodable": why, in a few words.
+    pub fn short(&self) -> String {
+        match &self.failure {
+            Failure::Status { code, reason } => format!("{code} {reason}").trim().to_string(),
+            Failure::Unreachable { .. } => "unreachable".into(),
+            Failure::Timeout => "timeout".into(),
+            Failure::Undecodable => "undecodable".into(),
+        }
+    }
 }
 
 impl fmt::Display for RequestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.code {
-            Some(code) => {
+        match &self.failure {
+            Failure::Status { code, reason } => {
                 write!(f, "{} {}{}: {code}", self.method, self.server, self.path)?;
-                if !self.reason.is_empty() {
-                    write!(f, " {}", self.reason)?;
+                if !reason.is_empty() {
+                    write!(f, " {reason}")?;
                 }
                 if !self.message.is_empty() {
                     write!(f, ": {}", self.message)?;
                 }
                 Ok(())
             }
-            None => write!(f, "cannot reach the API server at {}: {}", self.server, self.message),
+            Failure::Unreachable { .. } => {
+                write!(
+                    f,
+                    "cannot reach the API server at {} ({} {}): {}",
+                    self.server, self.method, self.path, self.message
+                )
+            }
+            Failure::Timeout => write!(f, "{} {}{}: {}", self.method, self.server, self.path, self.message),
+            Failure::Undecodable => {
+                write!(
+                    f,
+                    "{} {}{}: the answer could not be read: {}",
+                    self.method, self.server, self.path, self.message
+                )
+            }
         }
     }
 }
@@ -241,7 +288,8 @@ impl Conn {
             loop {
                 match self.send_once(copy(&request), &method, &path).await {
                     Err(e)
-                        if (e.code.is_some_and(retryable) || e.reason == CONNECTION_CLOSED)
+                        if (e.code().is_some_and(retryable)
+                            || e.failure == (Failure::Unreachable { closed: true }))
                             && retries < MAX_RETRIES =>
                     {
                         tokio::time::sleep(backoff(retries)).await;
@@ -271,7 +319,12 @@ impl Conn {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(v).ok());
         let body = response.into_body().collect_bytes().await.map_err(|e| {
-            self.error(method, path, None, String::new(), format!("reading the response: {}", flat(&e)))
+            self.error(
+                method,
+                path,
+                Failure::Unreachable { closed: false },
+                format!("reading the response: {}", flat(&e)),
+            )
         })?;
         Self::trace(line, wire.as_ref(), Some(body.len()));
         Ok(Reply { body: body.to_vec(), server_time })
@@ -284,28 +337,23 @@ impl Conn {
         let response = match self.client.send(request.map(kube::client::Body::from)).await {
             Ok(r) => r,
             Err(kube::Error::Api(status)) => {
-                return Err(self.error(
-                    &method,
-                    &path,
-                    Some(status.code),
-                    status.reason.clone(),
-                    status.message.clone(),
-                ));
+                let failure = Failure::Status { code: status.code, reason: status.reason.clone() };
+                return Err(self.error(&method, &path, failure, status.message.clone()));
             }
             Err(e) => {
                 let message = match &self.proxy {
                     Some(proxy) => format!("through proxy {proxy}: {}", flat(&e)),
                     None => flat(&e),
                 };
-                let reason = if closed_gracefully(&e) { CONNECTION_CLOSED } else { "" };
-                return Err(self.error(&method, &path, None, reason.into(), message));
+                let failure = Failure::Unreachable { closed: closed_gracefully(&e) };
+                return Err(self.error(&method, &path, failure, message));
             }
         };
         if !response.status().is_success() {
             let code = response.status().as_u16();
             let body = response.into_body().collect_bytes().await.map(|b| b.to_vec()).unwrap_or_default();
             let (reason, message) = status_text(&body);
-            return Err(self.error(&method, &path, Some(code), reason, message));
+            return Err(self.error(&method, &path, Failure::Status { code, reason }, message));
         }
         Ok(response)
     }
@@ -320,33 +368,15 @@ impl Conn {
         match self.timeout {
             None => call.await,
             Some(limit) => tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
-                Err(self.error(
-                    method,
-                    path,
-                    None,
-                    String::new(),
-                    format!("no answer within --request-timeout {limit:?}"),
-                ))
+                Err(self.error(method, path, Failure::Timeout, format!("no answer within --request-timeout {limit:?}")))
             }),
         }
     }
 
-    fn error(&self, method: &Method, path: &str, code: Option<u16>, reason: String, message: String) -> RequestError {
-        RequestError {
-            method: method.clone(),
-            path: path.to_string(),
-            server: self.server.clone(),
-            code,
-            reason,
-            message,
-        }
+    fn error(&self, method: &Method, path: &str, failure: Failure, message: String) -> RequestError {
+        RequestError { method: method.clone(), path: path.to_string(), server: self.server.clone(), failure, message }
     }
 }
-
-/// The reason given to a request lost because the server closed its HTTP/2 connection
-/// gracefully (GOAWAY with NO_ERROR), as the API server does after answering 401 on it:
-/// the request was not refused, and a GET is safe to send again on a new connection.
-const CONNECTION_CLOSED: &str = "ConnectionClosed";
 
 fn closed_gracefully(err: &(dyn std::error::Error + 'static)) -> bool {
     let mut next = Some(err);
@@ -510,10 +540,25 @@ mod tests {
             method: Method::GET,
             path: "/version".into(),
             server: "https://127.0.0.1:1".into(),
-            code: None,
-            reason: String::new(),
+            failure: Failure::Unreachable { closed: false },
             message: "connection refused".into(),
         };
-        assert_eq!(e.to_string(), "cannot reach the API server at https://127.0.0.1:1: connection refused");
+        assert_eq!(
+            e.to_string(),
+            "cannot reach the API server at https://127.0.0.1:1 (GET /version): connection refused"
+        );
+        assert_eq!(e.short(), "unreachable");
+        assert!(!e.answered());
+        let forbidden = RequestError {
+            failure: Failure::Status { code: 403, reason: "Forbidden".into() },
+            message: "pods is forbidden".into(),
+            ..e.clone()
+        };
+        assert_eq!(forbidden.to_string(), "GET https://127.0.0.1:1/version: 403 Forbidden: pods is forbidden");
+        assert!(forbidden.forbidden() && forbidden.answered());
+        assert_eq!(forbidden.short(), "403 Forbidden");
+        let timeout =
+            RequestError { failure: Failure::Timeout, message: "no answer within --request-timeout 2s".into(), ..e };
+        assert_eq!(timeout.to_string(), "GET https://127.0.0.1:1/version: no answer within --request-timeout 2s");
     }
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::analyze::fields::{Contest, Entry, contests};
 use crate::analyze::fieldsv1::DecodeError;
 use crate::analyze::resource_ref::{ApiResource, resolve};
-use crate::connect::{Accept, Session, discovery};
+use crate::connect::{Accept, Session, Skipped, discovery};
 use crate::error::usage;
 use crate::output::table::{Grid, Table};
 use crate::output::{Printer, serde_name};
@@ -47,10 +47,15 @@ pub struct ContestedObject {
 #[derive(Serialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Census {
+    /// The server's clock at the first list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_time: Option<jiff::Timestamp>,
+    /// False when anything in scope could not be read (see skipped).
+    pub complete: bool,
     pub objects: usize,
     pub managers: Vec<ManagerCensus>,
     pub contested: Vec<ContestedObject>,
-    pub skipped: Vec<String>,
+    pub skipped: Vec<Skipped>,
     pub undecodable: Vec<String>,
 }
 
@@ -144,10 +149,11 @@ pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census
         let listed = match listed {
             Ok((l, fallback)) => {
                 tally.census.skipped.extend(fallback.map(|f| f.note(&resource.plural)));
+                tally.census.server_time = tally.census.server_time.or(l.server_time);
                 l
             }
             Err(e) if e.forbidden() => {
-                tally.census.skipped.push(format!("{}: forbidden", resource.plural));
+                tally.census.skipped.push(Skipped::new(resource.plural.clone(), None, "forbidden"));
                 continue;
             }
             Err(e) if e.not_found() => continue,
@@ -199,6 +205,7 @@ impl Tally {
 
     pub(crate) fn finish(mut self) -> Census {
         self.census.managers = self.managers.into_values().collect();
+        self.census.complete = self.census.skipped.is_empty();
         self.census
     }
 }

@@ -57,6 +57,12 @@ pub struct FieldsArgs {
 struct FieldReport {
     api_version: &'static str,
     kind: &'static str,
+    /// The server's clock when the (first) object was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_time: Option<Timestamp>,
+    /// Objects are read whole or not at all: a missing one is an error, never a skip.
+    complete: bool,
+    skipped: Vec<crate::connect::Skipped>,
     objects: Vec<ObjectFields>,
 }
 
@@ -167,7 +173,14 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     }
     let contested = objects.iter().flat_map(|o| &o.contests).any(is_fight);
     if printer.is_machine() {
-        printer.machine(&FieldReport { api_version: SCHEMA_VERSION, kind: "FieldReport", objects })?;
+        printer.machine(&FieldReport {
+            api_version: SCHEMA_VERSION,
+            kind: "FieldReport",
+            server_time: objects.iter().find_map(|o| o.server_time),
+            complete: true,
+            skipped: Vec::new(),
+            objects,
+        })?;
     } else {
         let text: Vec<String> = objects.iter().map(|o| render(o, printer, args.by_manager)).collect();
         out(&text.join("\n"))?;

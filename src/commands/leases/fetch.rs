@@ -13,7 +13,7 @@ use serde::Deserialize;
 use crate::analyze::lease::LeaseSnapshot;
 use crate::analyze::lease_report::{CandidateSnapshot, HolderPod, Workload};
 use crate::connect::list::{encode, list_all, list_names};
-use crate::connect::{Accept, Fallback, RequestError, Session};
+use crate::connect::{Accept, Fallback, RequestError, Session, Skipped};
 
 /// How many lookups run at once.
 const CONCURRENCY: usize = 8;
@@ -94,7 +94,7 @@ pub fn snapshot(lease: LeaseItem) -> LeaseSnapshot {
 pub async fn holder_pods(
     session: &Session,
     wanted: BTreeSet<(String, String)>,
-    skipped: &mut Vec<String>,
+    skipped: &mut Vec<Skipped>,
 ) -> BTreeMap<(String, String), HolderPod> {
     let results: Vec<_> = stream::iter(wanted)
         .map(|(ns, name)| async move {
@@ -111,8 +111,11 @@ pub async fn holder_pods(
                 out.insert((ns, name), pod);
             }
             Err(e) => {
-                let note =
-                    if e.forbidden() { format!("pods in {ns}: forbidden") } else { format!("pod {ns}/{name}: {e}") };
+                let note = if e.forbidden() {
+                    Skipped::new("pods", Some(&ns), "forbidden")
+                } else {
+                    Skipped::new(format!("pod {name}"), Some(&ns), e.to_string())
+                };
                 if !skipped.contains(&note) {
                     skipped.push(note);
                 }
@@ -224,7 +227,7 @@ const NODE_GETS: usize = 20;
 pub async fn nodes_exist(
     session: &Session,
     names: Vec<String>,
-    skipped: &mut Vec<String>,
+    skipped: &mut Vec<Skipped>,
 ) -> BTreeMap<String, Option<bool>> {
     if names.len() > NODE_GETS {
         match list_names(&session.conn, "/api/v1/nodes").await {
@@ -235,7 +238,7 @@ pub async fn nodes_exist(
             // Listing may be forbidden where a GET is not: ask one by one.
             Err(e) if e.forbidden() => {}
             Err(e) => {
-                skipped.push(format!("nodes: {e}"));
+                skipped.push(Skipped::new("nodes", None, e.to_string()));
                 return names.into_iter().map(|n| (n, None)).collect();
             }
         }
@@ -254,7 +257,11 @@ pub async fn nodes_exist(
             Ok(_) => Some(true),
             Err(e) if e.not_found() => Some(false),
             Err(e) => {
-                let note = if e.forbidden() { "nodes: forbidden".to_string() } else { format!("node {name}: {e}") };
+                let note = if e.forbidden() {
+                    Skipped::new("nodes", None, "forbidden")
+                } else {
+                    Skipped::new(format!("node {name}"), None, e.to_string())
+                };
                 if !skipped.contains(&note) {
                     skipped.push(note);
                 }
@@ -305,7 +312,7 @@ impl Candidate {
 
 /// LeaseCandidates from whichever version the server serves (v1, else v1beta1, else v1alpha2);
 /// empty, silently, when it serves neither.
-pub async fn candidates(session: &Session, skipped: &mut Vec<String>) -> Vec<CandidateSnapshot> {
+pub async fn candidates(session: &Session, skipped: &mut Vec<Skipped>) -> Vec<CandidateSnapshot> {
     #[derive(Deserialize)]
     struct ResourceList {
         #[serde(default)]
@@ -331,9 +338,10 @@ pub async fn candidates(session: &Session, skipped: &mut Vec<String>) -> Vec<Can
         return match list_all::<Candidate>(&session.conn, &path, "", Accept::Json).await {
             Ok(listed) => listed.items.into_iter().map(Candidate::snapshot).collect(),
             Err(e) => {
-                skipped.push(format!(
-                    "leasecandidates: {}",
-                    if e.forbidden() { "forbidden".into() } else { e.to_string() }
+                skipped.push(Skipped::new(
+                    "leasecandidates",
+                    None,
+                    if e.forbidden() { "forbidden".into() } else { e.to_string() },
                 ));
                 Vec::new()
             }

@@ -15,7 +15,7 @@ use crate::analyze::lease::{LeaseClass, LeaseState, classify, state};
 use crate::analyze::lease_report::{self, Finding, Leadership, LeaseRow, NodeSummary};
 use crate::cli::{ConnectionArgs, FleetArgs};
 use crate::commands::fleet::{self, Rendered};
-use crate::connect::Session;
+use crate::connect::{Session, Skipped};
 use crate::error::{Outcome, usage};
 use crate::output::{Printer, SCHEMA_VERSION};
 
@@ -76,8 +76,10 @@ pub struct LeaseReport {
     pub node_leases: NodeSummary,
     pub leadership: Vec<Leadership>,
     pub findings: Vec<Finding>,
-    /// What could not be read ("pods in ns-x: forbidden").
-    pub skipped: Vec<String>,
+    /// False when anything in scope could not be read (see skipped).
+    pub complete: bool,
+    /// What could not be read: {resource, namespace, reason}.
+    pub skipped: Vec<Skipped>,
 }
 
 pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &LeasesArgs) -> Result<Outcome> {
@@ -159,7 +161,7 @@ async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Res
         fetch::nodes_exist(session, expired_nodes, &mut node_notes)
     );
     // Each source words its own notes (and drops its own repeats): no two can say the same.
-    let skipped: Vec<String> =
+    let skipped: Vec<Skipped> =
         fallback.iter().map(|f| f.note("leases")).chain(pod_notes).chain(candidate_notes).chain(node_notes).collect();
     leases.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     let rows: Vec<LeaseRow> = leases
@@ -189,6 +191,7 @@ async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Res
         node_leases,
         leadership,
         findings,
+        complete: skipped.is_empty(),
         skipped,
     })
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::analyze::overlap::{Controller, PodMeta};
 use crate::analyze::selector::{Labels, Selector};
 use crate::connect::list::encode;
-use crate::connect::{Accept, Session};
+use crate::connect::{Accept, Session, Skipped};
 
 /// (group/version, plural, kind) of every kind whose selectors are compared.
 pub const KINDS: &[(&str, &str, &str)] = &[
@@ -28,7 +28,9 @@ pub struct Snapshot {
     pub controllers: Vec<Controller>,
     pub pods: Vec<PodMeta>,
     /// Kinds (or pods) that could not be listed, with why.
-    pub skipped: Vec<String>,
+    pub skipped: Vec<Skipped>,
+    /// The server's clock at the first list.
+    pub server_time: Option<jiff::Timestamp>,
     /// Objects whose selector could not be understood.
     pub invalid: Vec<String>,
 }
@@ -112,11 +114,18 @@ pub async fn snapshot(session: &Session, selector: Option<&str>) -> anyhow::Resu
         join_all(lists),
         session.list_scoped::<Object>(session.scope(), |ns| collection("v1", "pods", ns), "", Accept::MetadataList)
     );
-    let mut snap = Snapshot { controllers: Vec::new(), pods: Vec::new(), skipped: Vec::new(), invalid: Vec::new() };
+    let mut snap = Snapshot {
+        controllers: Vec::new(),
+        pods: Vec::new(),
+        skipped: Vec::new(),
+        invalid: Vec::new(),
+        server_time: None,
+    };
     for (plural, kind, listed) in lists {
         match listed {
             Ok((listed, fallback)) => {
                 snap.skipped.extend(fallback.map(|f| f.note(plural)));
+                snap.server_time = snap.server_time.or(listed.server_time);
                 for obj in listed.items {
                     match controller(kind, obj) {
                         Ok(c) => snap.controllers.push(c),
@@ -124,7 +133,7 @@ pub async fn snapshot(session: &Session, selector: Option<&str>) -> anyhow::Resu
                     }
                 }
             }
-            Err(e) if e.forbidden() => snap.skipped.push(format!("{plural}: forbidden")),
+            Err(e) if e.forbidden() => snap.skipped.push(Skipped::new(plural, None, "forbidden")),
             // The first error that is not about rights ends the command (exit 1).
             Err(e) => return Err(e.into()),
         }
@@ -132,6 +141,7 @@ pub async fn snapshot(session: &Session, selector: Option<&str>) -> anyhow::Resu
     match pods {
         Ok((listed, fallback)) => {
             snap.skipped.extend(fallback.map(|f| f.note("pods")));
+            snap.server_time = snap.server_time.or(listed.server_time);
             snap.pods = listed
                 .items
                 .into_iter()
@@ -143,7 +153,7 @@ pub async fn snapshot(session: &Session, selector: Option<&str>) -> anyhow::Resu
                 })
                 .collect()
         }
-        Err(e) if e.forbidden() => snap.skipped.push("pods: forbidden (no live evidence)".into()),
+        Err(e) if e.forbidden() => snap.skipped.push(Skipped::new("pods", None, "forbidden (no live evidence)")),
         Err(e) => return Err(e.into()),
     }
     Ok(snap)

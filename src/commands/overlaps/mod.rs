@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::analyze::overlap::{self, Analysis, Options, Severity};
 use crate::cli::{ConnectionArgs, FleetArgs};
 use crate::commands::fleet::{self, Rendered};
-use crate::connect::Session;
+use crate::connect::{Session, Skipped};
 use crate::error::{Outcome, usage};
 use crate::output::table::{Grid, Styled, Table, Tone, styled};
 use crate::output::{Printer, SCHEMA_VERSION};
@@ -60,11 +60,15 @@ pub struct OverlapsArgs {
 struct OverlapReport<'a> {
     api_version: &'static str,
     kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_time: Option<jiff::Timestamp>,
+    /// False when anything in scope could not be read (see skipped).
+    complete: bool,
     controllers: usize,
     pods: usize,
     #[serde(flatten)]
     analysis: &'a Analysis,
-    skipped: &'a [String],
+    skipped: &'a [Skipped],
     invalid: &'a [String],
 }
 
@@ -86,6 +90,8 @@ async fn rendered(session: &Session, printer: &Printer, args: &OverlapsArgs) -> 
     let report = OverlapReport {
         api_version: SCHEMA_VERSION,
         kind: "OverlapReport",
+        server_time: snap.server_time,
+        complete: snap.skipped.is_empty(),
         controllers: snap.controllers.len(),
         pods: snap.pods.len(),
         analysis: &analysis,

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::{StreamExt, stream};
 use jiff::Timestamp;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::analyze::object_status::{Health, status};
@@ -37,15 +37,7 @@ pub enum Scope {
     AllNamespaces,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Skipped {
-    /// plural.group, as kubectl names it.
-    pub resource: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    pub reason: String,
-}
+pub use crate::connect::Skipped;
 
 pub struct Snapshot {
     pub objects: Vec<Object>,
@@ -194,13 +186,9 @@ pub async fn list_types<T: DeserializeOwned + Send + 'static>(
         let (listed, fallback) = match listed {
             Ok(l) => l,
             // The server cannot be reached, or refuses the credentials: nothing else will work either.
-            Err(e) if e.code.is_none() || e.unauthorized() => return Err(e.into()),
+            Err(e) if !e.answered() || e.unauthorized() => return Err(e.into()),
             Err(e) => {
-                let reason = if e.forbidden() {
-                    "forbidden".to_string()
-                } else {
-                    format!("{} {}", e.code.unwrap_or_default(), e.reason).trim().to_string()
-                };
+                let reason = if e.forbidden() { "forbidden".to_string() } else { e.short() };
                 out.skipped.push(Skipped { resource: r.qualified_name(), namespace: ns.map(str::to_string), reason });
                 continue;
             }
