@@ -102,8 +102,9 @@ pub struct ConnectionArgs {
     #[arg(long, global = true)]
     pub insecure_skip_tls_verify: bool,
     /// How long to wait for one server request: 0 (none), 30s, 1m, 1h30m, or plain seconds
-    #[arg(long, global = true, value_name = "DURATION", default_value = "0")]
-    pub request_timeout: String,
+    #[arg(long, global = true, value_name = "DURATION", default_value = "0",
+          value_parser = crate::connect::duration::limit_arg("--request-timeout"))]
+    pub request_timeout: std::time::Duration,
 }
 
 /// Several clusters at once: check, leases, owners --all, overlaps, the fields census and version.
@@ -167,8 +168,47 @@ pub struct OutputArgs {
 pub fn one_line_usage_error(e: &clap::Error) -> String {
     let rendered = e.render().to_string();
     let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or("error: bad usage");
-    let first = if first.starts_with("error:") { first.to_string() } else { format!("error: {first}") };
+    let mut first = if first.starts_with("error:") { first.to_string() } else { format!("error: {first}") };
+    // "the following required arguments were not provided:" lists them on the lines below.
+    if first.ends_with(':') {
+        let listed: Vec<&str> = rendered
+            .lines()
+            .skip_while(|l| l.trim().is_empty())
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+            .map(str::trim)
+            .collect();
+        first = format!("{first} {}", listed.join(", "));
+    }
     let hint =
         rendered.lines().find_map(|l| l.trim().strip_prefix("tip: ").map(|t| format!("; {t}"))).unwrap_or_default();
     format!("{first}{hint} (see 'kubectl coord --help')")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage_error(args: &[&str]) -> String {
+        let e = Cli::try_parse_from([&["kubectl-coord"], args].concat()).unwrap_err();
+        one_line_usage_error(&e)
+    }
+
+    #[test]
+    fn usage_errors_are_one_line_and_name_what_is_wrong() {
+        let missing = usage_error(&["leases", "--watch-timeout", "5s"]);
+        assert_eq!(
+            missing,
+            "error: the following required arguments were not provided: --watch (see 'kubectl coord --help')"
+        );
+        let bad = usage_error(&["owners", "deploy/x", "--stuck-after", "soon"]);
+        assert!(
+            bad.starts_with("error: invalid value 'soon' for '--stuck-after <DURATION>': invalid --stuck-after"),
+            "{bad}"
+        );
+        let conflict = usage_error(&["check", "--only", "leases", "--skip", "owners"]);
+        assert!(conflict.contains("cannot be used with") && !conflict.contains('\n'), "{conflict}");
+        let fleet = usage_error(&["version", "--all-contexts", "--context", "x"]);
+        assert!(fleet.contains("cannot be used with"), "{fleet}");
+    }
 }

@@ -18,7 +18,7 @@ use crate::connect::{Session, discovery, kubeconfig, list};
 /// cobra's ShellCompDirective bits.
 const NO_SPACE: u32 = 2;
 const NO_FILE: u32 = 4;
-const DEFAULT_TIMEOUT: &str = "5s";
+const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Commands whose positional arguments are objects (TYPE/NAME or TYPE NAME).
 const OBJECT_COMMANDS: &[&str] = &["owners", "fields", "trace"];
@@ -202,7 +202,7 @@ fn possible_values(root: &clap::Command, sub: Option<&str>, flag: &str, prefix: 
 
 /// The connection the typed flags describe, with a short request timeout by default.
 fn connection(t: &Typed) -> ConnectionArgs {
-    let mut c = ConnectionArgs { request_timeout: DEFAULT_TIMEOUT.into(), ..Default::default() };
+    let mut c = ConnectionArgs { request_timeout: DEFAULT_TIMEOUT, ..Default::default() };
     for (flag, value) in &t.connection {
         let v = value.clone();
         match flag.as_str() {
@@ -217,7 +217,11 @@ fn connection(t: &Typed) -> ConnectionArgs {
             "server" => c.server = Some(v),
             "token" => c.token = Some(v),
             "certificate-authority" => c.certificate_authority = Some(v.into()),
-            "request-timeout" if v != "0" => c.request_timeout = v,
+            "request-timeout" => {
+                if let Ok(Some(limit)) = crate::connect::duration::parse_timeout(&v) {
+                    c.request_timeout = limit;
+                }
+            }
             _ => {}
         }
     }

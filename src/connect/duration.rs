@@ -19,12 +19,19 @@ pub fn parse_limit(flag: &str, text: &str) -> Result<Option<Duration>, String> {
     Ok((!d.is_zero()).then_some(d))
 }
 
-/// A duration flag other than --request-timeout (`--stuck-after 10m`): same grammar, zero allowed.
-/// A clap value parser for a duration flag, so a bad value is a usage error naming the flag.
+/// A clap value parser for a duration flag (`--stuck-after 10m`), so a bad value is a
+/// usage error naming the flag.
 pub fn duration_arg(flag: &'static str) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
     move |text: &str| parse_duration(flag, text)
 }
 
+/// A clap value parser for a time limit in the --request-timeout grammar, where 0 means
+/// none (the caller reads a zero Duration as "no limit").
+pub fn limit_arg(flag: &'static str) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
+    move |text: &str| parse_limit(flag, text).map(Option::unwrap_or_default)
+}
+
+/// A duration flag other than --request-timeout: same grammar, zero allowed.
 pub fn parse_duration(flag: &str, text: &str) -> Result<Duration, String> {
     let text = text.trim();
     to_duration(text)

@@ -12,7 +12,6 @@ use kube::config::{
     AuthInfo, Cluster, Context, KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
 };
 
-use super::duration::parse_timeout;
 use crate::cli::ConnectionArgs;
 use crate::error::usage;
 
@@ -33,7 +32,7 @@ pub struct Target {
 }
 
 pub async fn resolve(args: &ConnectionArgs) -> Result<Target> {
-    let request_timeout = parse_timeout(&args.request_timeout).map_err(usage)?;
+    let request_timeout = (!args.request_timeout.is_zero()).then_some(args.request_timeout);
     let loaded = load_kubeconfig(args.kubeconfig.as_deref())?;
     let (kubeconfig, context, server, context_namespace) = select(args, loaded)?;
     let kubeconfig_proxy =
@@ -251,7 +250,7 @@ users:
     }
 
     fn args() -> ConnectionArgs {
-        ConnectionArgs { request_timeout: "0".into(), ..Default::default() }
+        ConnectionArgs::default()
     }
 
     #[test]

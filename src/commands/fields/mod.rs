@@ -17,7 +17,6 @@ use crate::analyze::fieldsv1::{DecodeError, Decoded, decode};
 use crate::analyze::resource_ref::{parse_args, resolve};
 use crate::cli::{ConnectionArgs, FleetArgs};
 use crate::commands::fleet::{self, Rendered};
-use crate::connect::duration::parse_limit;
 use crate::connect::{Session, discovery};
 use crate::error::{Outcome, usage};
 use crate::output::table::{Grid, Tone, styled};
@@ -48,8 +47,8 @@ pub struct FieldsArgs {
     #[arg(long)]
     pub watch: bool,
     /// End --watch after this long (30s, 5m, ...); default or 0: until Ctrl-C
-    #[arg(long, value_name = "DURATION", requires = "watch")]
-    pub watch_timeout: Option<String>,
+    #[arg(long, value_name = "DURATION", requires = "watch", value_parser = crate::connect::duration::limit_arg("--watch-timeout"))]
+    pub watch_timeout: Option<std::time::Duration>,
 }
 
 #[derive(Serialize)]
@@ -140,10 +139,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
         return run_census(conn, fleet, printer, args).await;
     }
     let targets = parse_args(&args.object).map_err(usage)?;
-    let watch_timeout = match &args.watch_timeout {
-        Some(t) => parse_limit("--watch-timeout", t).map_err(usage)?,
-        None => None,
-    };
+    let watch_timeout = args.watch_timeout.filter(|d| !d.is_zero());
     if args.watch && (targets.len() != 1 || args.by_manager) {
         return Err(usage("--watch follows exactly one object, one line per field change (no --by-manager)"));
     }

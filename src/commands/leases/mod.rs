@@ -55,8 +55,8 @@ pub struct LeasesArgs {
     #[arg(short = 'w', long)]
     pub watch: bool,
     /// End --watch after this long (30s, 5m, ...)
-    #[arg(long, value_name = "DURATION", requires = "watch")]
-    pub watch_timeout: Option<String>,
+    #[arg(long, value_name = "DURATION", requires = "watch", value_parser = crate::connect::duration::limit_arg("--watch-timeout"))]
+    pub watch_timeout: Option<std::time::Duration>,
     /// Seconds after which the server is asked to close each watch (it is reopened)
     #[arg(long, hide = true, default_value_t = 300)]
     pub watch_server_timeout: u64,
@@ -86,10 +86,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     if args.watch {
         let session = Session::open(conn).await?;
         session.check_namespace().await?;
-        let timeout = match &args.watch_timeout {
-            Some(t) => crate::connect::duration::parse_limit("--watch-timeout", t).map_err(usage)?,
-            None => None,
-        };
+        let timeout = args.watch_timeout.filter(|d| !d.is_zero());
         let opts = watch::WatchOptions {
             selector: args.selector.as_deref(),
             names: &args.names,

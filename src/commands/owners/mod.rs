@@ -14,7 +14,7 @@ use crate::analyze::owner_graph::{Finding, Graph, TreeRow, Walk, findings, tree}
 use crate::analyze::resource_ref::{ApiResource, parse_args, resolve};
 use crate::cli::{ConnectionArgs, FleetArgs};
 use crate::commands::fleet::{self, Rendered};
-use crate::connect::duration::parse_duration;
+use crate::connect::duration::duration_arg;
 use crate::connect::{Session, discovery};
 use crate::error::{Outcome, usage};
 use crate::output::{Printer, out};
@@ -58,8 +58,8 @@ pub struct OwnersArgs {
     #[arg(long)]
     pub all: bool,
     /// An object deleting for longer than this, with finalizers left, is stuck
-    #[arg(long, value_name = "DURATION", default_value = "5m")]
-    pub stuck_after: String,
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = duration_arg("--stuck-after"))]
+    pub stuck_after: std::time::Duration,
     /// Exit 3 when any finding is reported
     #[arg(long)]
     pub exit_code: bool,
@@ -73,7 +73,7 @@ pub struct Target {
 }
 
 pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &OwnersArgs) -> Result<Outcome> {
-    let stuck_after = parse_duration("--stuck-after", &args.stuck_after).map_err(usage)?;
+    let stuck_after = args.stuck_after;
     if args.all {
         if !args.object.is_empty() {
             return Err(usage("--all scans the namespace (or -A, every namespace); give no object with it"));

@@ -16,7 +16,7 @@ use crate::analyze::resource_ref::{ApiResource, parse_args, resolve};
 use crate::analyze::sequence::timeline;
 use crate::analyze::stall::{LeaseVerdict, Stall, confirmed, judge, stalls};
 use crate::cli::ConnectionArgs;
-use crate::connect::duration::{duration_arg, parse_limit};
+use crate::connect::duration::duration_arg;
 use crate::connect::{Session, discovery};
 use crate::error::{Outcome, usage};
 use crate::output::{Printer, out};
@@ -61,8 +61,8 @@ pub struct TraceArgs {
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration_arg("--settle"))]
     pub settle: Duration,
     /// End a live trace after this long at the latest (0: no limit)
-    #[arg(long, value_name = "DURATION")]
-    pub watch_timeout: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = crate::connect::duration::limit_arg("--watch-timeout"))]
+    pub watch_timeout: Option<std::time::Duration>,
     /// A command to run once the watches are open (after --), e.g. -- kubectl rollout restart deploy/web
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -79,10 +79,7 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &TraceArgs) -> 
     let [wanted] = wanted.as_slice() else {
         return Err(usage(format!("trace takes one object, got {}", wanted.len())));
     };
-    let timeout = match &args.watch_timeout {
-        Some(t) => parse_limit("--watch-timeout", t).map_err(usage)?,
-        None => None,
-    };
+    let timeout = args.watch_timeout.filter(|d| !d.is_zero());
     if args.watch_timeout.is_some() && !args.watch && args.command.is_empty() {
         return Err(usage("--watch-timeout needs --watch or a COMMAND after --"));
     }
