@@ -155,6 +155,8 @@ bench "fields census l" "bench-l: $count_l objects" - - -- fields -n bench-l
 one_by_one() { echo "$coord leases $1 && $coord owners --all $1 && $coord overlaps $1 && $coord fields $1"; }
 bench "check s" "bench-s: $count_s objects" "the four commands one by one" "$(one_by_one '-n bench-s')" -- check -n bench-s
 bench "check l" "bench-l: $count_l objects" "the four commands one by one" "$(one_by_one '-n bench-l')" -- check -n bench-l
+bench "check --skip trace l" "bench-l: $count_l objects" "the four commands one by one" "$(one_by_one '-n bench-l')" \
+  -- check -n bench-l --skip trace
 bench "check -A" "every namespace" "the four commands one by one" "$(one_by_one -A)" -- check -A
 bench "trace deployment" "bench-l: $count_l objects" "kubectl events --for" "$k events -n bench-l --for deploy/app-00001" \
   -- trace deploy/app-00001 -n bench-l
