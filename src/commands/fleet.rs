@@ -30,14 +30,15 @@ pub struct Rendered {
 }
 
 impl Rendered {
-    pub fn new<T: Serialize>(report: &T, table: Table) -> Result<Rendered> {
-        Ok(Rendered {
-            machine: serde_json::to_value(report)?,
-            table,
-            warnings: Vec::new(),
-            findings: false,
-            junit: None,
-        })
+    /// Builds only what `printer`'s format prints: the report as JSON for -o json|yaml, the
+    /// table for table|wide (a large check has tens of thousands of findings: either costs).
+    pub fn new<T: Serialize>(printer: &Printer, report: &T, table: impl FnOnce() -> Table) -> Result<Rendered> {
+        let machine = if printer.is_machine() { serde_json::to_value(report)? } else { Value::Null };
+        let table = match printer.format {
+            OutputFormat::Table | OutputFormat::Wide => table(),
+            _ => Table::new(crate::output::table::Grid::new(Vec::new())),
+        };
+        Ok(Rendered { machine, table, warnings: Vec::new(), findings: false, junit: None })
     }
 
     fn print(self, printer: &Printer) -> Result<()> {

@@ -141,7 +141,7 @@ pub async fn run(
                     lines: vec![render_text(&report, printer.wide()).trim_end().to_string()],
                 }
             };
-            let mut rendered = Rendered::new(&report, table)?;
+            let mut rendered = Rendered::new(printer, &report, || table)?;
             rendered.warnings = warnings;
             Ok(rendered)
         }

@@ -103,12 +103,26 @@ struct MetaItem {
     metadata: Meta,
 }
 
+/// owners' metadata fields plus labels, spelled out rather than `#[serde(flatten)]`ed:
+/// flatten buffers every field before decoding it, which made the largest lists (pods)
+/// cost twice as much to decode.
 #[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
 struct Meta {
-    #[serde(flatten)]
-    graph: owners_fetch::Meta,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    uid: String,
     #[serde(default)]
     labels: Labels,
+    #[serde(default)]
+    owner_references: Vec<crate::analyze::owner_graph::OwnerRef>,
+    #[serde(default)]
+    finalizers: Vec<String>,
+    creation_timestamp: Option<Timestamp>,
+    deletion_timestamp: Option<Timestamp>,
 }
 
 /// Lists in flight at once: whole objects and metadata lists each have their own share.
@@ -218,13 +232,15 @@ fn read_json(snap: &mut Snapshot, plan: &Plan, tally: &mut Tally, r: &ApiResourc
                 Err(e) => snap.invalid.push(e),
             }
         }
-        let mut o = object_from_json(&v);
-        o.kind = r.kind.clone();
-        o.api_version = r.group_version();
-        if let Some(n) = replicas(&r.kind, &v) {
-            snap.replicas.insert(o.uid.clone(), n);
+        if plan.leases
+            && let (Some(uid), Some(n)) = (v.pointer("/metadata/uid").and_then(Value::as_str), replicas(&r.kind, &v))
+        {
+            snap.replicas.insert(uid.to_string(), n);
         }
         if plan.trace && kind != "PodDisruptionBudget" {
+            let mut o = object_from_json(&v);
+            o.kind = r.kind.clone();
+            o.api_version = r.group_version();
             snap.workloads.push(o);
         }
     }
@@ -233,8 +249,9 @@ fn read_json(snap: &mut Snapshot, plan: &Plan, tally: &mut Tally, r: &ApiResourc
 fn read_metadata(snap: &mut Snapshot, plan: &Plan, r: &ApiResource, items: Vec<MetaItem>) {
     let pods = is_pods(r);
     for item in items {
-        let Meta { graph: m, labels } = item.metadata;
-        let namespace = m.namespace.clone().filter(|n| !n.is_empty());
+        let m = item.metadata;
+        let labels = m.labels;
+        let namespace = m.namespace.filter(|n| !n.is_empty());
         let controller = m.owner_references.iter().find(|o| o.is_controller());
         if pods && plan.trace {
             snap.workloads.push(TraceObject {
@@ -251,13 +268,23 @@ fn read_metadata(snap: &mut Snapshot, plan: &Plan, r: &ApiResource, items: Vec<M
         }
         if pods && plan.overlaps {
             snap.pods.push(PodMeta {
-                namespace: namespace.unwrap_or_default(),
+                namespace: namespace.clone().unwrap_or_default(),
                 name: m.name.clone(),
                 labels,
                 controller: controller.map(|c| (c.kind.clone(), c.name.clone(), c.uid.clone())),
             });
         }
-        snap.objects.push(owners_fetch::Item { metadata: m }.into_object(r));
+        snap.objects.push(Object {
+            uid: m.uid,
+            api_version: r.group_version(),
+            kind: r.kind.clone(),
+            namespace,
+            name: m.name,
+            owner_refs: m.owner_references,
+            created: m.creation_timestamp,
+            deleting_since: m.deletion_timestamp,
+            finalizers: m.finalizers,
+        });
     }
 }
 

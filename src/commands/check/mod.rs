@@ -111,7 +111,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     let in_fleet = fleet.active();
     fleet::run(conn, fleet, printer, args.exit_code, |session| async move {
         let report = collect(&session, printer, args, plan).await?;
-        let mut rendered = Rendered::new(&report.machine(), report.table(printer))?;
+        let mut rendered = Rendered::new(printer, &report.machine(), || report.table(printer))?;
         rendered.warnings = report.warnings();
         rendered.findings = !report.findings.is_empty();
         let prefix = if in_fleet { report.context.as_deref() } else { None };

@@ -209,7 +209,7 @@ async fn run_census(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer,
             census: &'a census::Census,
         }
         let report = CensusReport { api_version: SCHEMA_VERSION, kind: "FieldCensus", census: &census };
-        let mut rendered = Rendered::new(&report, census::table(&census, printer))?;
+        let mut rendered = Rendered::new(printer, &report, || census::table(&census, printer))?;
         rendered.warnings = census
             .skipped
             .iter()

@@ -98,8 +98,8 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     }
     fleet::run(conn, fleet, printer, args.exit_code, |session| async move {
         let report = session.checking_namespace(collect(&session, printer, args)).await?;
-        let table = render::table(&report, printer, session.all_namespaces, &session.namespace);
-        let mut rendered = Rendered::new(&report, table)?;
+        let table = || render::table(&report, printer, session.all_namespaces, &session.namespace);
+        let mut rendered = Rendered::new(printer, &report, table)?;
         rendered.warnings = report.skipped.iter().map(|note| format!("not read: {note}")).collect();
         rendered.findings = !report.findings.is_empty();
         Ok(rendered)

@@ -98,7 +98,8 @@ async fn rendered(session: &Session, printer: &Printer, args: &OverlapsArgs) -> 
         skipped: &snap.skipped,
         invalid: &snap.invalid,
     };
-    let mut rendered = Rendered::new(&report, table(&analysis, printer, snap.controllers.len(), snap.pods.len()))?;
+    let mut rendered =
+        Rendered::new(printer, &report, || table(&analysis, printer, snap.controllers.len(), snap.pods.len()))?;
     rendered.warnings = snap
         .skipped
         .iter()

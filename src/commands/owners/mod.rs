@@ -171,7 +171,7 @@ async fn scan(session: &Session, printer: &Printer, stuck_after: std::time::Dura
         server_time: snap.server_time,
         scope: &scope,
     };
-    let mut rendered = Rendered::new(&report.machine(), report.table(printer))?;
+    let mut rendered = Rendered::new(printer, &report.machine(), || report.table(printer))?;
     rendered.warnings = render::footer_lines(&snap.skipped);
     rendered.findings = !found.is_empty();
     Ok(rendered)
