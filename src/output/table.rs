@@ -119,10 +119,13 @@ pub fn merge(tables: Vec<(String, Table)>, no_headers: bool, color: bool) -> Str
     let mut merged = Grid::new([vec!["CONTEXT"], headers].concat());
     let mut lines = Vec::new();
     for (context, table) in tables {
+        // A context with no rows says so, as it would alone ("No leases found in ...").
+        let empty = table.empty.filter(|_| table.grid.is_empty());
         for row in table.grid.rows {
             merged.row([vec![Styled::from(context.as_str())], row].concat());
         }
-        lines.extend(table.lines.into_iter().filter(|l| !l.is_empty()).map(|l| format!("{context}: {l}")));
+        let said = empty.into_iter().chain(table.lines).filter(|l| !l.is_empty());
+        lines.extend(said.map(|l| format!("{context}: {l}")));
     }
     let mut text = merged.render(no_headers, color);
     if !text.is_empty() && !lines.is_empty() {
