@@ -50,10 +50,15 @@ start=$SECONDS
 
 # --- ports: free loopback ports, distinct from each other -------------------
 taken=" "
+# Ports below the kernel's ephemeral range: an outgoing connection (another cluster's,
+# kwok's) can take any port in that range as its source between the check here and the
+# server's bind, which once failed a second cluster's API server with "address in use".
+read -r ephemeral_low _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || ephemeral_low=32768
+((ephemeral_low > 12000)) || ephemeral_low=32768
 free_port() {
   local p
   for _ in $(seq 200); do
-    p=$((20000 + RANDOM % 40000))
+    p=$((10000 + RANDOM % (ephemeral_low - 10000)))
     [[ $taken == *" $p "* ]] && continue
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
       taken+="$p "
