@@ -15,6 +15,7 @@ use crate::analyze::check::{self, Finding, Mechanism, Severity, Summary};
 use crate::analyze::lease_report::{self, LeaseRow};
 use crate::analyze::overlap::{self, Options};
 use crate::analyze::owner_graph::{self, Graph};
+use crate::analyze::sequence::TraceSnapshot;
 use crate::analyze::stall::{LeaseKey, LeaseLookup, judge, lease_for_manager, stalls};
 use crate::cli::{ConnectionArgs, FleetArgs};
 use crate::commands::fleet::{self, Rendered};
@@ -180,7 +181,8 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
         })));
     }
     if plan.trace {
-        found.extend(trace_findings(session, &snap, &scope, now, args.stall_after, &mut count).await);
+        let forest = check::workload_snapshot(std::mem::take(&mut snap.workloads));
+        found.extend(trace_findings(session, &snap, forest, &scope, now, args.stall_after, &mut count).await);
     }
     let findings = check::select(found, args.min_severity);
     check::tally(&mut summaries, &findings);
@@ -227,12 +229,12 @@ fn lease_rows(snap: &fetch::Snapshot, graph: &Graph, now: Timestamp) -> Vec<Leas
 async fn trace_findings(
     session: &Session,
     snap: &fetch::Snapshot,
+    forest: TraceSnapshot,
     scope: &Scope,
     now: Timestamp,
     stall_after: Duration,
     count: &mut impl FnMut(Mechanism, &str, usize),
 ) -> Vec<Finding> {
-    let forest = check::workload_snapshot(snap.workloads.clone());
     for o in &forest.objects {
         count(Mechanism::Trace, &o.kind, 1);
     }
