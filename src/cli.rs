@@ -139,6 +139,8 @@ pub enum OutputFormat {
     Chrome,
     /// JUnit XML for CI dashboards (check only)
     Junit,
+    /// The object as YAML with each line's owners in a gutter (fields TYPE/NAME or -f only)
+    Blame,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]

@@ -237,9 +237,14 @@ fn secrets_and_configmaps_show_ownership_but_never_their_data() {
         assert_eq!(row["owners"][0]["manager"], "gitops");
         assert!(row.get("value").is_none(), "{object}: the value was read: {row}");
         let wide = c.coord("viewer", &["fields", object, "-n", &ns, "-o", "wide"]).ok().stdout;
+        // The blame view of an object read metadata-only shows its metadata and says why no more.
+        let blame = c.coord("viewer", &["fields", object, "-n", &ns, "-o", "blame"]).ok();
+        assert!(blame.stdout.contains("  name: ") && blame.stderr.contains("read metadata-only"), "{}", blame.stderr);
         // czNjcjN0LXQwa2Vu is base64 for s3cr3t-t0ken.
         for secret in ["hunter2", "s3cr3t", "czNjcjN0"] {
-            assert!(!run.stdout.contains(secret) && !wide.contains(secret), "{object} leaked its data");
+            for shown in [&run.stdout, &wide, &blame.stdout] {
+                assert!(!shown.contains(secret), "{object} leaked its data");
+            }
         }
     }
 }
@@ -302,4 +307,155 @@ fn one_writer_that_applies_and_updates_does_not_fight_itself() {
         .collect();
     assert_eq!(contested, vec!["Deployment/web".to_string()], "the lock is uncontested; the Deployment is not");
     c.coord("viewer", &["fields", "lease/lock", "-n", &ns, "--exit-code"]).code(0);
+}
+
+/// `-o blame` against ownership the real server wrote: every line names exactly the
+/// managers that own that field (several when they share it), through which
+/// subresource; a defaulted field has an empty gutter, and the server agrees that
+/// nobody owns it (a dry-run apply changing it does not conflict).
+#[test]
+fn blame_names_each_lines_owners_as_the_server_records_them() {
+    let c = cluster();
+    let ns = c.fresh_namespace("coord-fields-blame");
+    let deploy = |body: &str| {
+        format!("apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: {ns}}}\nspec:\n{body}")
+    };
+    let container = "      containers:\n      - name: web\n        image: registry.k8s.io/pause:3.10\n";
+    let gitops = deploy(&format!(
+        "  replicas: 2\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n{container}        ports:\n        - {{containerPort: 80, protocol: TCP}}\n        - {{containerPort: 80, protocol: UDP}}\n"
+    ));
+    // A second applier declaring the same container image: the server records both as owners.
+    let platform = deploy(&format!("  template:\n    spec:\n{container}"));
+    for (manager, manifest) in [("gitops", &gitops), ("platform", &platform)] {
+        let path = c.dir.join(format!("{ns}-{manager}.yaml"));
+        std::fs::write(&path, manifest).unwrap();
+        c.kubectl(&["apply", "--server-side", &format!("--field-manager={manager}"), "-f", path.to_str().unwrap()])
+            .ok();
+    }
+    c.kubectl(&["-n", &ns, "scale", "deployment", "web", "--replicas=3"]).ok();
+    c.kubectl(&["-n", &ns, "rollout", "status", "deployment/web", "--timeout=60s"]).ok();
+    let blame = |extra: &[&str]| {
+        let mut args = vec!["fields", "deploy/web", "-n", &ns, "-o", "blame", "--time", "none"];
+        args.extend(extra);
+        c.kubectl_plugin("viewer", &args).ok().stdout
+    };
+    let text = blame(&[]);
+    // A line's owners, in any order (the gutter follows managedFields order). The YAML
+    // starts where the first line, `apiVersion`, does.
+    let column = text.find("apiVersion:").expect("the object starts with apiVersion");
+    let gutter = |yaml: &str| -> std::collections::BTreeSet<String> {
+        let line = text
+            .lines()
+            .find(|l| l.get(column..) == Some(yaml))
+            .unwrap_or_else(|| panic!("no line {yaml:?} in\n{text}"));
+        line[..column].split(", ").map(str::trim).filter(|o| !o.is_empty()).map(str::to_string).collect()
+    };
+    let set = |owners: &[&str]| owners.iter().map(|o| o.to_string()).collect::<std::collections::BTreeSet<_>>();
+    let replicas: Vec<&str> = text.lines().filter(|l| l.ends_with("  replicas: 3")).collect();
+    assert!(replicas.iter().any(|l| l.starts_with("kubectl Update/scale ")), "{text}");
+    // The container's first line carries the item's owners besides its field's.
+    assert_eq!(gutter("      - image: registry.k8s.io/pause:3.10"), set(&["gitops Apply", "platform Apply"]), "{text}");
+    assert_eq!(gutter("        name: web"), set(&["gitops Apply", "platform Apply"]), "{text}");
+    // Keyed by containerPort and protocol: two items, one key field each on their first line.
+    let port_lines: Vec<&str> = text.lines().filter(|l| l.ends_with("- containerPort: 80")).collect();
+    assert_eq!(port_lines.len(), 2, "{text}");
+    assert!(port_lines.iter().all(|l| l.trim_start().starts_with("gitops Apply ")), "{port_lines:?}");
+    assert_eq!(gutter("        imagePullPolicy: IfNotPresent"), set(&[]), "a defaulted field is nobody's:\n{text}");
+    // The selector is atomic (FieldsV1 names it as a leaf): its owner owns every line of it.
+    assert_eq!(gutter("      app: web"), set(&["gitops Apply"]), "{text}");
+    assert_eq!(gutter("  observedGeneration: 2"), set(&["kube-controller-manager Update/status"]), "{text}");
+    assert!(!text.contains("managedFields"), "{text}");
+    let probe = c.dir.join(format!("{ns}-probe.yaml"));
+    std::fs::write(&probe, deploy(&format!("  template:\n    spec:\n{container}        imagePullPolicy: Never\n")))
+        .unwrap();
+    c.kubectl(&["apply", "--server-side", "--dry-run=server", "--field-manager=probe", "-f", probe.to_str().unwrap()])
+        .ok();
+    std::fs::write(
+        &probe,
+        deploy(
+            "  template:\n    spec:\n      containers:\n      - name: web\n        image: registry.k8s.io/pause:3.9\n",
+        ),
+    )
+    .unwrap();
+    let conflict = c.kubectl(&[
+        "apply",
+        "--server-side",
+        "--dry-run=server",
+        "--field-manager=probe",
+        "-f",
+        probe.to_str().unwrap(),
+    ]);
+    assert!(
+        conflict.code != 0 && conflict.stderr.contains("gitops") && conflict.stderr.contains("platform"),
+        "{}",
+        conflict.stderr
+    );
+
+    // Filters empty the gutter, never the object.
+    let by_manager = blame(&["--manager", "kubectl"]);
+    assert_eq!(by_manager.lines().count(), text.lines().count());
+    let owned: Vec<&str> = by_manager.lines().filter(|l| !l.starts_with(' ')).collect();
+    assert_eq!(owned.len(), 1, "{by_manager}");
+    assert!(owned[0].starts_with("kubectl Update/scale") && owned[0].ends_with("replicas: 3"));
+    let by_path = blame(&["--path", ".status"]);
+    let owned: Vec<&str> = by_path.lines().filter(|l| !l.starts_with(' ')).collect();
+    assert!(
+        !owned.is_empty() && owned.iter().all(|l| l.starts_with("kube-controller-manager Update/status")),
+        "{by_path}"
+    );
+    let relative = c.coord("viewer", &["fields", "deploy/web", "-n", &ns, "-o", "blame"]).ok().stdout;
+    // An age on the server's clock (the server leaves `time` out of some entries: <unknown> there).
+    let aged =
+        |l: &str| l.strip_prefix("gitops Apply ").is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+    assert!(relative.lines().any(aged), "{relative}");
+    let coloured =
+        c.coord("viewer", &["fields", "deploy/web", "-n", &ns, "-o", "blame", "--color", "always"]).ok().stdout;
+    assert!(coloured.contains("\u{1b}["), "{coloured}");
+
+    // The same object saved with its managedFields and read back offline gives the same view.
+    let saved = c.dir.join(format!("{ns}-saved.yaml"));
+    let mut same = false;
+    for _ in 0..5 {
+        let live = blame(&[]);
+        let yaml = c.kubectl(&["-n", &ns, "get", "deploy/web", "-o", "yaml", "--show-managed-fields"]).ok().stdout;
+        std::fs::write(&saved, &yaml).unwrap();
+        let offline = c.coord_bare(&["fields", "-f", saved.to_str().unwrap(), "-o", "blame", "--time", "none"]).ok();
+        if offline.stdout == live {
+            same = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(same, "-f gave a different view than the live object");
+    let mut piped = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));
+    piped
+        .args(["fields", "-f", "-", "-o", "json"])
+        .env_remove("KUBECONFIG")
+        .stdin(std::fs::File::open(&saved).unwrap());
+    let report = common::Run::of(piped).ok().json();
+    assert_eq!(report["objects"][0]["name"], "web");
+    assert!(report["objects"][0]["fields"].as_array().unwrap().iter().any(|f| f["path"] == ".spec.replicas"));
+    assert!(report.get("serverTime").is_none(), "a file has no server clock: {report}");
+    // Without managedFields (kubectl's default) the view is there, with a warning why it is empty.
+    let bare = c.kubectl(&["-n", &ns, "get", "deploy/web", "-o", "yaml"]).ok().stdout;
+    std::fs::write(&saved, bare).unwrap();
+    let run = c.coord_bare(&["fields", "-f", saved.to_str().unwrap(), "-o", "blame"]).ok();
+    assert!(
+        run.stdout.starts_with("apiVersion: apps/v1\n") && run.stderr.contains("--show-managed-fields"),
+        "{}",
+        run.stderr
+    );
+
+    for (args, needle) in [
+        (vec!["leases", "-o", "blame"], "-o blame is for fields only"),
+        (vec!["fields", "-o", "blame"], "-o blame needs an object"),
+        (vec!["fields", "deploy/web", "--time", "full"], "--time is for -o blame"),
+        (vec!["fields", "deploy/web", "-o", "blame", "--by-manager"], "--by-manager is for the table"),
+        (vec!["fields", "-f", "/nonexistent/x.yaml"], "cannot read /nonexistent/x.yaml"),
+        (vec!["fields", "deploy/web", "-f", "x.yaml"], "cannot be used with"),
+    ] {
+        let mut full = args.clone();
+        full.extend(["-n", ns.as_str()]);
+        c.coord("viewer", &full).code(2).one_line_error(needle);
+    }
 }

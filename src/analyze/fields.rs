@@ -237,12 +237,13 @@ fn bypasses_status(entries: &[Entry], e: &Entry) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::analyze::fieldsv1::decode;
     use serde_json::json;
 
-    fn entry(manager: &str, op: &str, sub: &str, fields: serde_json::Value) -> Entry {
+    /// A managedFields entry from its FieldsV1 JSON, for tests here and in the blame view.
+    pub(crate) fn entry(manager: &str, op: &str, sub: &str, fields: serde_json::Value) -> Entry {
         Entry {
             manager: manager.into(),
             operation: op.into(),

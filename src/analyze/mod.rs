@@ -1,5 +1,6 @@
 //! Pure analysis over snapshots: no I/O, no printing.
 
+pub mod blame;
 pub mod cascade;
 pub mod check;
 pub mod field_watch;

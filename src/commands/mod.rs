@@ -24,6 +24,9 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
     if printer.format == crate::cli::OutputFormat::Junit && !matches!(cli.command, Command::Check(_)) {
         return Err(crate::error::usage("-o junit is for check only; use table, wide, json or yaml"));
     }
+    if printer.format == crate::cli::OutputFormat::Blame && !matches!(cli.command, Command::Fields(_)) {
+        return Err(crate::error::usage("-o blame is for fields only; use table, wide, json or yaml"));
+    }
     if cli.fleet.active() && !fleet_capable(&cli.command) {
         return Err(crate::error::usage(
             "--contexts and --all-contexts work with check, leases, owners --all, overlaps, fields (the census) and version",

@@ -1,6 +1,8 @@
 //! `kubectl coord fields TYPE/NAME`: which manager owns which field, and where they contend.
 
+mod blame;
 pub(crate) mod census;
+mod file;
 mod watch;
 
 use std::collections::BTreeSet;
@@ -12,15 +14,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::age::since as age;
+use crate::analyze::blame::blame;
 use crate::analyze::fields::{Contest, ContestKind, Entry, contests, ownership, path_within};
 use crate::analyze::fieldsv1::{DecodeError, Decoded, decode};
 use crate::analyze::resource_ref::{parse_args, resolve};
+use crate::cli::OutputFormat;
 use crate::cli::{ConnectionArgs, FleetArgs};
 use crate::commands::fleet::{self, Rendered};
 use crate::connect::{Session, discovery};
 use crate::error::{Outcome, usage};
 use crate::output::table::{Grid, Tone, styled};
 use crate::output::{Printer, SCHEMA_VERSION, out, serde_name};
+
+pub use blame::BlameTime;
 
 #[derive(Debug, Args)]
 pub struct FieldsArgs {
@@ -46,6 +52,14 @@ pub struct FieldsArgs {
     /// fields whose owner flipped back and forth at the end
     #[arg(long)]
     pub watch: bool,
+    /// Read the object from a file instead of the cluster (YAML or JSON with managedFields,
+    /// as `kubectl get -o yaml --show-managed-fields` prints it; several documents or a List
+    /// give several objects; - reads stdin)
+    #[arg(short = 'f', long = "filename", value_name = "FILE", conflicts_with_all = ["object", "kinds", "watch"])]
+    pub filename: Option<std::path::PathBuf>,
+    /// With -o blame: when each owner last wrote, as an age (relative), a timestamp (full) or not at all (none)
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub time: Option<BlameTime>,
     /// End --watch after this long (30s, 5m, ...); default or 0: until Ctrl-C
     #[arg(long, value_name = "DURATION", requires = "watch", value_parser = crate::connect::duration::limit_arg("--watch-timeout"))]
     pub watch_timeout: Option<std::time::Duration>,
@@ -134,14 +148,45 @@ impl ManagedEntry {
     }
 }
 
+/// One object as read, from the cluster or from a file.
+struct Read {
+    kind: String,
+    namespace: Option<String>,
+    name: String,
+    object: Value,
+    /// The clock ages are measured against: the server's, or this machine's for a file.
+    now: Option<Timestamp>,
+    /// Read metadata-only (Secrets, ConfigMaps): owned data fields are not in the object.
+    metadata_only: bool,
+}
+
 pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &FieldsArgs) -> Result<Outcome> {
+    let blame_view = printer.format == OutputFormat::Blame;
+    if args.time.is_some() && !blame_view {
+        return Err(usage("--time is for -o blame"));
+    }
+    if blame_view && args.by_manager {
+        return Err(usage("-o blame shows fields line by line; --by-manager is for the table"));
+    }
+    if let Some(file) = &args.filename {
+        if args.by_manager && printer.is_machine() {
+            return Err(usage("--by-manager is a table view"));
+        }
+        let objects = file::read(file)?;
+        return show(printer, args, objects, None);
+    }
     if args.object.is_empty() {
+        if blame_view {
+            return Err(usage("-o blame needs an object (TYPE/NAME or -f FILE)"));
+        }
         return run_census(conn, fleet, printer, args).await;
     }
     let targets = parse_args(&args.object).map_err(usage)?;
     let watch_timeout = args.watch_timeout.filter(|d| !d.is_zero());
-    if args.watch && (targets.len() != 1 || args.by_manager) {
-        return Err(usage("--watch follows exactly one object, one line per field change (no --by-manager)"));
+    if args.watch && (targets.len() != 1 || args.by_manager || blame_view) {
+        return Err(usage(
+            "--watch follows exactly one object, one line per field change (no --by-manager or -o blame)",
+        ));
     }
     let session = Session::open(conn).await?;
     let resources = discovery::discover(&session.conn).await?;
@@ -150,6 +195,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
         return watch::run(&session, printer, resource, &targets[0].name, args, watch_timeout).await;
     }
     let mut objects = Vec::new();
+    let mut server_time = None;
     for t in &targets {
         let resource = resolve(&t.type_name, &resources).map_err(usage)?;
         let ns = resource.namespaced.then_some(session.namespace.as_str());
@@ -165,14 +211,51 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
             }
             Err(e) => return Err(e.into()),
         };
-        objects.push(analyze_object(&resource.kind, ns, &t.name, &object, reply.server_time, args));
+        server_time = server_time.or(reply.server_time);
+        objects.push(Read {
+            kind: resource.kind.clone(),
+            namespace: ns.map(str::to_string),
+            name: t.name.clone(),
+            object,
+            now: reply.server_time,
+            metadata_only: crate::connect::request::METADATA_ONLY_RESOURCES.contains(&resource.plural.as_str())
+                && resource.group.is_empty(),
+        });
     }
+    show(printer, args, objects, server_time)
+}
+
+/// Renders objects read from the cluster (`server_time` its clock) or from a file (None).
+fn show(printer: &Printer, args: &FieldsArgs, objects: Vec<Read>, server_time: Option<Timestamp>) -> Result<Outcome> {
+    if printer.format == OutputFormat::Blame {
+        let filter = blame::Filter { manager: args.manager.as_deref(), path: args.path.as_deref() };
+        let mut docs = Vec::new();
+        for read in &objects {
+            let (entries, undecodable) = entries_of(&read.object);
+            warn_about(printer, read, &entries, &undecodable);
+            let lines = blame(&read.object, &entries);
+            docs.push(blame::render(&lines, &entries, read.now, args.time.unwrap_or_default(), &filter, printer.color));
+        }
+        out(&docs.join("---\n"))?;
+        return Ok(Outcome::Clean);
+    }
+    let objects: Vec<ObjectFields> = objects
+        .iter()
+        .map(|r| {
+            let analyzed = analyze_object(&r.kind, r.namespace.as_deref(), &r.name, &r.object, r.now, args);
+            if printer.is_machine() {
+                // The report carries the server's clock only: a file's ages were measured here.
+                return ObjectFields { server_time: server_time.and(r.now), ..analyzed };
+            }
+            analyzed
+        })
+        .collect();
     let contested = objects.iter().flat_map(|o| &o.contests).any(is_fight);
     if printer.is_machine() {
         printer.machine(&FieldReport {
             api_version: SCHEMA_VERSION,
             kind: "FieldReport",
-            server_time: objects.iter().find_map(|o| o.server_time),
+            server_time,
             complete: true,
             skipped: Vec::new(),
             objects,
@@ -187,6 +270,26 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
         }
     }
     Ok(if args.exit_code && contested { Outcome::Findings } else { Outcome::Clean })
+}
+
+/// What the blame view cannot show: undecodable entries, no managedFields at all (kubectl
+/// hides them unless --show-managed-fields), data fields of an object read metadata-only.
+fn warn_about(printer: &Printer, read: &Read, entries: &[Entry], undecodable: &[String]) {
+    let name = format!("{}/{}", read.kind.to_lowercase(), read.name);
+    for u in undecodable {
+        printer.warn(&format!("{name}: {u}"));
+    }
+    if entries.is_empty() {
+        printer.warn(&format!(
+            "{name} has no managedFields: no field shows an owner (kubectl get prints them with --show-managed-fields)"
+        ));
+    }
+    if read.metadata_only {
+        printer.warn(&format!(
+            "{name}: {} are read metadata-only, so only metadata is shown; `kubectl coord fields {name}` lists the owners of its data fields",
+            read.kind.to_lowercase()
+        ));
+    }
 }
 
 /// The contests `--exit-code` counts: Apply against Update, or Update against Update.
@@ -222,20 +325,14 @@ async fn run_census(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer,
     .await
 }
 
-fn analyze_object(
-    kind: &str,
-    ns: Option<&str>,
-    name: &str,
-    object: &Value,
-    now: Option<Timestamp>,
-    args: &FieldsArgs,
-) -> ObjectFields {
+/// The object's managedFields entries, decoded, and a line for each that could not be.
+fn entries_of(object: &Value) -> (Vec<Entry>, Vec<String>) {
     let raw: Vec<ManagedEntry> = object
         .pointer("/metadata/managedFields")
         .and_then(|v| Vec::<ManagedEntry>::deserialize(v).ok())
         .unwrap_or_default();
     let mut undecodable = Vec::new();
-    let entries: Vec<Entry> = raw
+    let entries = raw
         .into_iter()
         .map(|r| {
             let (entry, problem) = r.into_entry();
@@ -245,6 +342,18 @@ fn analyze_object(
             entry
         })
         .collect();
+    (entries, undecodable)
+}
+
+fn analyze_object(
+    kind: &str,
+    ns: Option<&str>,
+    name: &str,
+    object: &Value,
+    now: Option<Timestamp>,
+    args: &FieldsArgs,
+) -> ObjectFields {
+    let (entries, undecodable) = entries_of(object);
     let keep_manager = |e: &Entry| args.manager.as_ref().is_none_or(|m| &e.manager == m);
     let keep_path = |p: &str| args.path.as_ref().is_none_or(|prefix| path_within(p, prefix));
     let mut fields = Vec::new();
