@@ -54,6 +54,8 @@ pub enum Command {
     Trace(TraceArgs),
     /// Every analysis at once: findings by severity, each with the command that shows the detail
     Check(CheckArgs),
+    /// The JSON Schema of a report kind that -o json|yaml prints (without KIND: the kinds)
+    Schema(crate::commands::schema::SchemaArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completion(CompletionArgs),
 }

@@ -433,6 +433,7 @@ fn blame_names_each_lines_owners_as_the_server_records_them() {
         .env_remove("KUBECONFIG")
         .stdin(std::fs::File::open(&saved).unwrap());
     let report = common::Run::of(piped).ok().json();
+    common::schema::conforms(&report);
     assert_eq!(report["objects"][0]["name"], "web");
     assert!(report["objects"][0]["fields"].as_array().unwrap().iter().any(|f| f["path"] == ".spec.replicas"));
     assert!(report.get("serverTime").is_none(), "a file has no server clock: {report}");

@@ -202,6 +202,7 @@ fn a_rollout_traced_live_names_the_new_replicaset_and_its_pods_in_order() {
         run.stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON object per line")).collect();
     let (summary, reactions) = lines.split_last().unwrap();
     assert_eq!(summary["kind"], "TraceSummary");
+    common::schema::conforms(summary);
     let spec = reactions
         .iter()
         .position(|r| r["who"] == "kubectl-rollout" && r["what"] == "spec, generation 2")

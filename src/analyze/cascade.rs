@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::owner_graph::{Graph, RefState};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Policy {
     Background,

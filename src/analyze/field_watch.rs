@@ -8,7 +8,7 @@ use serde::Serialize;
 /// A field's owners: sorted manager labels ("gitops", "kubectl (scale)").
 pub type Owners = Vec<String>;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Change {
     pub path: String,
@@ -20,7 +20,7 @@ pub struct Change {
     pub fight: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Fight {
     pub path: String,

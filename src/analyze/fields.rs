@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::fieldsv1::{Element, FieldPath};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
     pub manager: String,
@@ -35,7 +35,7 @@ pub fn manager_label(manager: &str, subresource: &str) -> String {
     if subresource.is_empty() { manager.to_string() } else { format!("{manager} ({subresource})") }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ContestKind {
     /// Two Apply managers with equal values: the next differing apply conflicts.
@@ -62,7 +62,7 @@ impl ContestKind {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Contest {
     pub path: String,
@@ -70,7 +70,7 @@ pub struct Contest {
     pub managers: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Owned {
     pub path: String,

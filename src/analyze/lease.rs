@@ -5,7 +5,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 /// What a Lease is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum LeaseClass {
     /// kube-node-lease/<node>: the kubelet's heartbeat.
@@ -35,7 +35,7 @@ impl LeaseClass {
 }
 
 /// Health of a lease at the server's "now".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum LeaseState {
     /// Renewed within two thirds of its duration.

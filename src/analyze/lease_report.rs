@@ -13,7 +13,7 @@ use super::lease::{
 use crate::age::human;
 
 /// What the fetch layer learned about the pod a holder names.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HolderPod {
     pub name: String,
@@ -28,7 +28,7 @@ pub struct HolderPod {
 }
 
 /// The workload at the top of a pod's controller chain (Deployment via ReplicaSet, StatefulSet...).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Workload {
     pub kind: String,
@@ -38,7 +38,7 @@ pub struct Workload {
     pub replicas: Option<i32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CandidateSnapshot {
     pub namespace: String,
@@ -56,7 +56,7 @@ pub struct CandidateSnapshot {
     pub renew_time: Option<Timestamp>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaseRow {
     pub namespace: String,
@@ -77,7 +77,7 @@ pub struct LeaseRow {
     pub candidates: Vec<CandidateSnapshot>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FindingKind {
     Expired,
@@ -89,7 +89,7 @@ pub enum FindingKind {
     StrategyDisagreement,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
     pub namespace: String,
@@ -99,7 +99,7 @@ pub struct Finding {
 }
 
 /// "deployment/x: 1/3 replicas lead"
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Leadership {
     pub workload: Workload,
@@ -109,7 +109,7 @@ pub struct Leadership {
     pub leading_pods: usize,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeSummary {
     pub total: usize,
@@ -118,7 +118,7 @@ pub struct NodeSummary {
     pub expired: Vec<ExpiredNode>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExpiredNode {
     pub name: String,

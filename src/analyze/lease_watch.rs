@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::lease::LeaseSnapshot;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case", rename_all_fields = "camelCase", tag = "event")]
 pub enum WatchEvent {
     /// First sight of a lease (at start, or created later).

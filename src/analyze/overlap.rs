@@ -33,21 +33,21 @@ pub struct PodMeta {
     pub controller: Option<(String, String, String)>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Warning,
     Error,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjRef {
     pub kind: String,
     pub name: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SharedPod {
     pub name: String,
@@ -60,7 +60,7 @@ pub struct SharedPod {
 /// How many shared pods a finding names; all are counted.
 pub const SHARED_SAMPLE: usize = 20;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SharedCounts {
     pub total: usize,
     /// Controlled by the pair's first controller (or its ReplicaSet).
@@ -72,7 +72,7 @@ pub struct SharedCounts {
     pub none: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PairFinding {
     pub namespace: String,
@@ -91,7 +91,7 @@ pub struct PairFinding {
     pub shared_pods: Vec<SharedPod>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DisjointPair {
     pub namespace: String,
@@ -100,7 +100,7 @@ pub struct DisjointPair {
     pub separation: Separation,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PdbConflict {
     pub namespace: String,
@@ -108,7 +108,7 @@ pub struct PdbConflict {
     pub budgets: Vec<String>,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Analysis {
     pub findings: Vec<PairFinding>,

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::sequence::{EventSnap, TraceObject};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Reaction {
     /// When the change was seen.
@@ -54,7 +54,7 @@ struct Member {
 }
 
 /// Summary of one writer's reactions.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WriterSummary {
     pub who: String,

@@ -142,7 +142,7 @@ impl fmt::Display for Selector {
 }
 
 /// Why two selectors cannot select a common label set.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Separation {
     /// Empty when one side is a null selector.

@@ -17,7 +17,7 @@ use serde_json::Value;
 pub const TRACE_ANNOTATIONS: &[&str] = &["tracing.k8s.io/traceparent", "kausality.io/trace"];
 
 /// One managedFields entry, reduced to what sequencing needs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Write {
     pub manager: String,
@@ -39,7 +39,7 @@ impl Write {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
     #[serde(rename = "type")]
@@ -51,7 +51,7 @@ pub struct Condition {
 }
 
 /// An object of the traced subtree, from its full JSON (or metadata only).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceObject {
     pub uid: String,
@@ -128,7 +128,7 @@ impl TraceObject {
 }
 
 /// An Event about an object of the subtree.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EventSnap {
     /// The event object's own uid (to tell repeats from new events while watching).
@@ -294,7 +294,7 @@ impl TraceSnapshot {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum HopKind {
     Created,
@@ -308,7 +308,7 @@ pub enum HopKind {
 }
 
 /// How precise a hop's time is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Precision {
     /// Whole seconds (creationTimestamp, managedFields, core/v1 event timestamps).
@@ -316,7 +316,7 @@ pub enum Precision {
     Microsecond,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Hop {
     /// Index into the snapshot's objects.
@@ -337,7 +337,7 @@ pub struct Hop {
 }
 
 /// A lag between two hop times, with how far it can be trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Lag {
     pub millis: i64,

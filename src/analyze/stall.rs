@@ -9,7 +9,7 @@ use super::lease::{LeaseSnapshot, LeaseState, renew_age_micros, state};
 use super::sequence::{EventSnap, TraceObject, TraceSnapshot};
 use crate::age::human_signed;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum StallKind {
     /// metadata.generation ahead of status.observedGeneration.
@@ -25,7 +25,7 @@ pub enum StallKind {
 }
 
 /// Where the controller's leader lease is to be found.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", tag = "by")]
 pub enum LeaseKey {
     /// A lease of known name (kube-system/kube-controller-manager, kube-node-lease/NODE).
@@ -42,7 +42,7 @@ impl LeaseKey {
 }
 
 /// The controller that should react, and the process it runs in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Responsible {
     /// "the Deployment controller", "the scheduler", "the kubelet on node-1", "manager my-operator".
@@ -54,7 +54,7 @@ pub struct Responsible {
     pub lease: Option<LeaseKey>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Stall {
     /// Index into the snapshot's objects.
@@ -287,7 +287,7 @@ pub enum LeaseLookup {
 }
 
 /// The lease's side of a stall, as the machine output carries it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaseVerdict {
     #[serde(skip_serializing_if = "Option::is_none")]

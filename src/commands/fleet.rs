@@ -58,9 +58,9 @@ impl Rendered {
 
 /// The stable machine shape of a fleet run: each context's report with `context` first,
 /// or `context` and `error` for a context that could not be read.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct FleetReport {
+pub(crate) struct FleetReport {
     api_version: &'static str,
     kind: &'static str,
     items: Vec<Value>,

@@ -7,6 +7,7 @@ pub mod fleet;
 pub mod leases;
 pub mod overlaps;
 pub mod owners;
+pub mod schema;
 pub mod trace;
 pub mod version;
 
@@ -42,6 +43,7 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
         Command::Owners(args) => owners::run(conn, fleet, &printer, &args).await,
         Command::Trace(args) => trace::run(conn, &printer, &args).await,
         Command::Check(args) => check::run(conn, fleet, &printer, &args).await,
+        Command::Schema(args) => schema::run(&printer, &args),
     }
 }
 
@@ -52,6 +54,6 @@ fn fleet_capable(command: &Command) -> bool {
         Command::Leases(a) => !a.watch,
         Command::Owners(a) => a.all,
         Command::Fields(a) => a.object.is_empty() && !a.watch,
-        Command::Trace(_) | Command::Completion(_) => false,
+        Command::Trace(_) | Command::Completion(_) | Command::Schema(_) => false,
     }
 }

@@ -21,7 +21,7 @@ pub struct VersionArgs {
     pub client: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VersionReport {
     pub api_version: &'static str,
@@ -39,7 +39,7 @@ pub struct VersionReport {
     pub connection: Option<Connection>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientVersion {
     pub version: String,
@@ -47,7 +47,7 @@ pub struct ClientVersion {
 }
 
 /// The fields of /version that the report keeps.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerVersion {
     pub git_version: String,
@@ -57,7 +57,7 @@ pub struct ServerVersion {
     pub go_version: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Connection {
     pub context: Option<String>,
@@ -67,7 +67,7 @@ pub struct Connection {
     pub user: Option<UserInfo>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserInfo {
     #[serde(default)]

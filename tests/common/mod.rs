@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod proxy;
+pub mod schema;
 pub mod toxiproxy;
 
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! findings list by severity, for people (table), scripts (json/yaml) and CI (junit).
 
 mod fetch;
-mod render;
+pub(crate) mod render;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::Duration;

@@ -25,7 +25,7 @@ pub struct Report {
 }
 
 /// The stable machine shape of `check -o json|yaml`.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckReport<'a> {
     pub api_version: &'static str,
@@ -46,7 +46,7 @@ pub struct CheckReport<'a> {
     pub invalid: &'a [String],
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MechanismReport<'a> {
     pub name: Mechanism,

@@ -27,7 +27,7 @@ pub const DEFAULT_KINDS: &[(&str, &str, &str, &str)] = &[
     ("", "v1", "services", "Service"),
 ];
 
-#[derive(Serialize, Default)]
+#[derive(Serialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ManagerCensus {
     pub manager: String,
@@ -35,7 +35,7 @@ pub struct ManagerCensus {
     pub fields: usize,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ContestedObject {
     pub kind: String,
@@ -44,7 +44,7 @@ pub struct ContestedObject {
     pub contests: Vec<Contest>,
 }
 
-#[derive(Serialize, Default)]
+#[derive(Serialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Census {
     /// The server's clock at the first list.

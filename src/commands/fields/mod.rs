@@ -3,17 +3,15 @@
 mod blame;
 pub(crate) mod census;
 mod file;
+pub(crate) mod render;
 mod watch;
-
-use std::collections::BTreeSet;
 
 use anyhow::{Result, anyhow};
 use clap::Args;
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
-use crate::age::since as age;
 use crate::analyze::blame::blame;
 use crate::analyze::fields::{Contest, ContestKind, Entry, contests, ownership, path_within};
 use crate::analyze::fieldsv1::{DecodeError, Decoded, decode};
@@ -23,10 +21,10 @@ use crate::cli::{ConnectionArgs, FleetArgs};
 use crate::commands::fleet::{self, Rendered};
 use crate::connect::{Session, discovery};
 use crate::error::{Outcome, usage};
-use crate::output::table::{Grid, Tone, styled};
-use crate::output::{Printer, SCHEMA_VERSION, out, serde_name};
+use crate::output::{Printer, SCHEMA_VERSION, out};
 
 pub use blame::BlameTime;
+use render::{CensusReport, FieldReport, FieldRow, ObjectFields, Owner};
 
 #[derive(Debug, Args)]
 pub struct FieldsArgs {
@@ -63,52 +61,6 @@ pub struct FieldsArgs {
     /// End --watch after this long (30s, 5m, ...); default or 0: until Ctrl-C
     #[arg(long, value_name = "DURATION", requires = "watch", value_parser = crate::connect::duration::limit_arg("--watch-timeout"))]
     pub watch_timeout: Option<std::time::Duration>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct FieldReport {
-    api_version: &'static str,
-    kind: &'static str,
-    /// The server's clock when the (first) object was read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    server_time: Option<Timestamp>,
-    /// Objects are read whole or not at all: a missing one is an error, never a skip.
-    complete: bool,
-    skipped: Vec<crate::connect::Skipped>,
-    objects: Vec<ObjectFields>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ObjectFields {
-    kind: String,
-    namespace: Option<String>,
-    name: String,
-    server_time: Option<Timestamp>,
-    managers: Vec<Entry>,
-    fields: Vec<FieldRow>,
-    contests: Vec<Contest>,
-    /// Entries whose fieldsV1 could not be decoded, with why.
-    undecodable: Vec<String>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct FieldRow {
-    path: String,
-    owners: Vec<Owner>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    value: Option<Value>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Owner {
-    manager: String,
-    operation: String,
-    subresource: String,
-    time: Option<Timestamp>,
 }
 
 /// One managedFields entry as the server sends it, its FieldsV1 trie decoded while the
@@ -261,7 +213,7 @@ fn show(printer: &Printer, args: &FieldsArgs, objects: Vec<Read>, server_time: O
             objects,
         })?;
     } else {
-        let text: Vec<String> = objects.iter().map(|o| render(o, printer, args.by_manager)).collect();
+        let text: Vec<String> = objects.iter().map(|o| render::table(o, printer, args.by_manager)).collect();
         out(&text.join("\n"))?;
         for o in &objects {
             for u in &o.undecodable {
@@ -303,14 +255,6 @@ async fn run_census(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer,
     }
     fleet::run(conn, fleet, printer, args.exit_code, |session| async move {
         let census = session.checking_namespace(census::collect(&session, &args.kinds)).await?;
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct CensusReport<'a> {
-            api_version: &'static str,
-            kind: &'static str,
-            #[serde(flatten)]
-            census: &'a census::Census,
-        }
         let report = CensusReport { api_version: SCHEMA_VERSION, kind: "FieldCensus", census: &census };
         let mut rendered = Rendered::new(printer, &report, || census::table(&census, printer))?;
         rendered.warnings = census
@@ -388,81 +332,4 @@ fn analyze_object(
         contests,
         undecodable,
     }
-}
-
-fn render(o: &ObjectFields, printer: &Printer, by_manager: bool) -> String {
-    let mut text = String::new();
-    if by_manager {
-        let mut grid =
-            Grid::new(vec!["MANAGER", "OPERATION", "SUBRESOURCE", "APIVERSION", "FIELDS", "LAST WRITE", "AREAS"]);
-        for e in &o.managers {
-            let areas: BTreeSet<String> = e
-                .paths
-                .iter()
-                .map(|p| {
-                    let s = p.to_string();
-                    let mut parts = s.trim_start_matches('.').splitn(3, '.');
-                    match (parts.next(), parts.next()) {
-                        (Some("metadata"), Some(sub)) => {
-                            format!("metadata.{}", sub.split('[').next().unwrap_or(sub))
-                        }
-                        (Some(top), _) => top.split('[').next().unwrap_or(top).to_string(),
-                        _ => s,
-                    }
-                })
-                .collect();
-            grid.row(vec![
-                e.manager.clone().into(),
-                e.operation.clone().into(),
-                if e.subresource.is_empty() { "<main>".into() } else { e.subresource.clone().into() },
-                e.api_version.clone().into(),
-                e.paths.len().to_string().into(),
-                age(e.time, o.server_time).into(),
-                areas.into_iter().collect::<Vec<_>>().join(",").into(),
-            ]);
-        }
-        text.push_str(&grid.render(printer.no_headers, printer.color));
-    } else {
-        let mut headers = vec!["PATH", "MANAGER", "OPERATION", "SUBRESOURCE", "AGE"];
-        if printer.wide() {
-            headers.push("VALUE");
-        }
-        let mut grid = Grid::new(headers);
-        let contested: BTreeSet<&str> = o.contests.iter().map(|c| c.path.as_str()).collect();
-        for f in &o.fields {
-            for owner in &f.owners {
-                let tone = if contested.contains(f.path.as_str()) { Tone::Warn } else { Tone::Plain };
-                let mut row = vec![
-                    styled(f.path.clone(), tone),
-                    owner.manager.clone().into(),
-                    owner.operation.clone().into(),
-                    if owner.subresource.is_empty() { "<main>".into() } else { owner.subresource.clone().into() },
-                    age(owner.time, o.server_time).into(),
-                ];
-                if printer.wide() {
-                    let v = f.value.as_ref().map(|v| match v {
-                        Value::Object(_) | Value::Array(_) => "{...}".to_string(),
-                        other => other.to_string(),
-                    });
-                    row.push(v.unwrap_or_else(|| "<none>".into()).into());
-                }
-                grid.row(row);
-            }
-        }
-        text.push_str(&grid.render(printer.no_headers, printer.color));
-    }
-    if !o.contests.is_empty() {
-        text.push('\n');
-        for c in &o.contests {
-            let kind = serde_name(&c.kind);
-            text.push_str(&format!(
-                "{}/{}: {} {kind}: {}\n",
-                o.kind.to_lowercase(),
-                o.name,
-                c.path,
-                c.managers.join(", ")
-            ));
-        }
-    }
-    text
 }

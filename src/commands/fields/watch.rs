@@ -18,7 +18,7 @@ use crate::error::Outcome;
 use crate::output::table::Tone;
 use crate::output::{Printer, out, paint};
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct ChangeLine<'a> {
     time: jiff::Timestamp,
@@ -26,7 +26,7 @@ struct ChangeLine<'a> {
     change: &'a Change,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct SummaryLine<'a> {
     time: jiff::Timestamp,

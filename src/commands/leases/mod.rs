@@ -1,7 +1,7 @@
 //! `kubectl coord leases`: who leads, how fresh, what is wrong.
 
 pub(crate) mod fetch;
-mod render;
+pub(crate) mod render;
 mod watch;
 
 use std::collections::BTreeSet;
@@ -9,15 +9,16 @@ use std::collections::BTreeSet;
 use anyhow::Result;
 use clap::Args;
 use jiff::Timestamp;
-use serde::Serialize;
 
 use crate::analyze::lease::{LeaseClass, LeaseState, classify, state};
-use crate::analyze::lease_report::{self, Finding, Leadership, LeaseRow, NodeSummary};
+use crate::analyze::lease_report::{self, LeaseRow};
 use crate::cli::{ConnectionArgs, FleetArgs};
 use crate::commands::fleet::{self, Rendered};
 use crate::connect::{Session, Skipped};
 use crate::error::{Outcome, usage};
 use crate::output::{Printer, SCHEMA_VERSION};
+
+pub use render::LeaseReport;
 
 const LONG_ABOUT: &str = "\
 List Leases with their holder, renewal age, expiry and the pod and controller behind the holder.
@@ -60,26 +61,6 @@ pub struct LeasesArgs {
     /// Seconds after which the server is asked to close each watch (it is reopened)
     #[arg(long, hide = true, default_value_t = 300)]
     pub watch_server_timeout: u64,
-}
-
-/// The stable machine shape of `leases -o json|yaml`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LeaseReport {
-    pub api_version: &'static str,
-    pub kind: &'static str,
-    /// The clock ages are measured against.
-    pub server_time: Timestamp,
-    /// "server" (the Date header) or "local" (the server sent none).
-    pub clock: &'static str,
-    pub leases: Vec<LeaseRow>,
-    pub node_leases: NodeSummary,
-    pub leadership: Vec<Leadership>,
-    pub findings: Vec<Finding>,
-    /// False when anything in scope could not be read (see skipped).
-    pub complete: bool,
-    /// What could not be read: {resource, namespace, reason}.
-    pub skipped: Vec<Skipped>,
 }
 
 pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &LeasesArgs) -> Result<Outcome> {

@@ -1,14 +1,33 @@
-//! Table rendering for `leases`.
+//! The wire format and the table of `leases`.
 
 use std::time::Duration;
 
 use crate::age::{human, human_signed};
 use crate::analyze::lease::{LeaseState, SKEW_MARGIN_MICROS, looks_like_controller_pod};
-use crate::analyze::lease_report::{LeaseRow, NodeSummary};
+use crate::analyze::lease_report::{Finding, Leadership, LeaseRow, NodeSummary};
+use crate::connect::Skipped;
 use crate::output::table::{Grid, Styled, Table, Tone, styled};
 use crate::output::{Printer, paint, serde_name};
 
-use super::LeaseReport;
+/// The stable machine shape of `leases -o json|yaml`.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LeaseReport {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    /// The clock ages are measured against.
+    pub server_time: jiff::Timestamp,
+    /// "server" (the Date header) or "local" (the server sent none).
+    pub clock: &'static str,
+    pub leases: Vec<LeaseRow>,
+    pub node_leases: NodeSummary,
+    pub leadership: Vec<Leadership>,
+    pub findings: Vec<Finding>,
+    /// False when anything in scope could not be read (see skipped).
+    pub complete: bool,
+    /// What could not be read: {resource, namespace, reason}.
+    pub skipped: Vec<Skipped>,
+}
 
 pub fn table(report: &LeaseReport, printer: &Printer, all_namespaces: bool, namespace: &str) -> Table {
     let wide = printer.wide();

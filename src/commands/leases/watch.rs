@@ -26,7 +26,7 @@ pub struct WatchOptions<'a> {
     pub server_timeout_seconds: u64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct Line<'a> {
     time: jiff::Timestamp,

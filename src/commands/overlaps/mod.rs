@@ -1,18 +1,18 @@
 //! `kubectl coord overlaps`: exact selector overlap between controllers, with proof.
 
 pub(crate) mod fetch;
+pub(crate) mod render;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use serde::Serialize;
 
-use crate::analyze::overlap::{self, Analysis, Options, Severity};
+use crate::analyze::overlap::{self, Options, Severity};
 use crate::cli::{ConnectionArgs, FleetArgs};
 use crate::commands::fleet::{self, Rendered};
-use crate::connect::{Session, Skipped};
+use crate::connect::Session;
 use crate::error::{Outcome, usage};
-use crate::output::table::{Grid, Styled, Table, Tone, styled};
 use crate::output::{Printer, SCHEMA_VERSION};
+use render::{OverlapReport, table};
 
 const LONG_ABOUT: &str = "\
 Compare, within each namespace, every pair of controllers of the same kind (Deployment,
@@ -55,23 +55,6 @@ pub struct OverlapsArgs {
     pub min_severity: MinSeverity,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct OverlapReport<'a> {
-    api_version: &'static str,
-    kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    server_time: Option<jiff::Timestamp>,
-    /// False when anything in scope could not be read (see skipped).
-    complete: bool,
-    controllers: usize,
-    pods: usize,
-    #[serde(flatten)]
-    analysis: &'a Analysis,
-    skipped: &'a [Skipped],
-    invalid: &'a [String],
-}
-
 pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &OverlapsArgs) -> Result<Outcome> {
     if let Some(s) = &args.selector {
         crate::analyze::selector::parse(s).map_err(|e| usage(format!("-l: {e}")))?;
@@ -112,65 +95,4 @@ async fn rendered(session: &Session, printer: &Printer, args: &OverlapsArgs) -> 
     };
     rendered.findings = analysis.findings.iter().any(|f| f.severity >= floor) || !analysis.pdb_conflicts.is_empty();
     Ok(rendered)
-}
-
-fn table(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -> Table {
-    let mut grid = Grid::new(vec!["NAMESPACE", "KIND", "A", "B", "SEVERITY", "WITNESS", "LIVE PODS"]);
-    for f in &a.findings {
-        let kind = if f.a.kind == f.b.kind { f.a.kind.clone() } else { format!("{}/{}", f.a.kind, f.b.kind) };
-        let witness: Vec<String> = f.witness.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let live = match (f.shared_pod_counts.total, f.shared_pod_counts.none) {
-            (0, _) => "0".to_string(),
-            (n, 0) => n.to_string(),
-            (n, o) => format!("{n} ({o} orphaned)"),
-        };
-        let sev: Styled = match f.severity {
-            Severity::Error => styled("error", Tone::Bad),
-            Severity::Warning => styled("warning", Tone::Warn),
-        };
-        grid.row(vec![
-            f.namespace.clone().into(),
-            kind.into(),
-            f.a.name.clone().into(),
-            f.b.name.clone().into(),
-            sev,
-            if witness.is_empty() { "<any>".into() } else { witness.join(",").into() },
-            live.into(),
-        ]);
-    }
-    let mut text = Vec::new();
-    let detail = printer.wide() || a.findings.len() <= 20;
-    if detail {
-        for f in a.findings.iter().filter(|f| !f.template_hazards.is_empty()) {
-            for h in &f.template_hazards {
-                text.push(format!("  {}: {h}", f.namespace));
-            }
-        }
-    }
-    for c in &a.pdb_conflicts {
-        text.push(format!(
-            "{}/{}: matched by {} PodDisruptionBudgets ({}): the eviction API will refuse to evict it",
-            c.namespace,
-            c.pod,
-            c.budgets.len(),
-            c.budgets.join(", ")
-        ));
-    }
-    for d in &a.disjoint {
-        let why = if d.separation.key.is_empty() {
-            d.separation.reason.clone()
-        } else {
-            format!("{}: {}", d.separation.key, d.separation.reason)
-        };
-        text.push(format!("disjoint: {}/{} {} / {} {}: {why}", d.namespace, d.a.kind, d.a.name, d.b.kind, d.b.name));
-    }
-    let errors = a.findings.iter().filter(|f| f.severity == Severity::Error).count();
-    text.push(format!(
-        "{} overlapping pairs ({errors} errors, {} warnings), {} pods under several PDBs; {controllers} controllers, {pods} pods, {} pair(s) decided",
-        a.findings.len(),
-        a.findings.len() - errors,
-        a.pdb_conflicts.len(),
-        a.pairs_compared
-    ));
-    Table { grid, empty: None, lines: text }
 }

@@ -32,7 +32,7 @@ pub struct Scan<'a> {
     pub scope: &'a Scope,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectRef<'a> {
     api_version: &'a str,
@@ -54,7 +54,7 @@ fn object_ref(graph: &Graph, n: usize) -> ObjectRef<'_> {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct NodeOut<'a> {
     #[serde(flatten)]
@@ -69,7 +69,7 @@ struct NodeOut<'a> {
     status: Option<&'a str>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct EdgeOut<'a> {
     owner: &'a str,
@@ -80,7 +80,7 @@ struct EdgeOut<'a> {
     valid: bool,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct FindingOut<'a> {
     kind: FindingKind,
@@ -90,7 +90,7 @@ struct FindingOut<'a> {
     message: &'a str,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct KeepOut<'a> {
     object: ObjectRef<'a>,
@@ -98,7 +98,7 @@ struct KeepOut<'a> {
     loses: Vec<ObjectRef<'a>>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct BlockOut<'a> {
     object: ObjectRef<'a>,
@@ -111,7 +111,7 @@ struct BlockOut<'a> {
     owner: Option<ObjectRef<'a>>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct CascadeOut<'a> {
     target: &'a str,
@@ -124,7 +124,7 @@ struct CascadeOut<'a> {
     deadlocked: Vec<ObjectRef<'a>>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TreeReport<'a> {
     api_version: &'static str,
@@ -141,7 +141,7 @@ pub struct TreeReport<'a> {
     complete: bool,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ScanReport<'a> {
     api_version: &'static str,

@@ -39,9 +39,9 @@ enum Arrival {
     Failed(anyhow::Error),
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct Summary<'a> {
+pub(crate) struct Summary<'a> {
     api_version: &'static str,
     kind: &'static str,
     writers: &'a [WriterSummary],

@@ -2,8 +2,8 @@
 //! controller reactions below an object stalls, joined with the stalled controller's lease.
 
 pub(crate) mod fetch;
-mod live;
-mod render;
+pub(crate) mod live;
+pub(crate) mod render;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

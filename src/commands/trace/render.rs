@@ -36,7 +36,7 @@ pub const SIGNALS: &[&str] = &[
 
 // ---- machine output -------------------------------------------------------------
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceWire<'a> {
     api_version: &'static str,
@@ -51,7 +51,7 @@ pub struct TraceWire<'a> {
     stalls: Vec<StallWire<'a>>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct ObjectWire<'a> {
     /// TYPE/NAME as kubectl takes it.
@@ -64,17 +64,17 @@ struct ObjectWire<'a> {
     parent: Option<usize>,
 }
 
-#[derive(Serialize)]
+/// The hop as analysed (its `object` index included) plus the object's TYPE/NAME.
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct HopWire<'a> {
-    object: usize,
     #[serde(rename = "ref")]
     reference: String,
     #[serde(flatten)]
     hop: &'a Hop,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct StallWire<'a> {
     object: usize,
@@ -112,7 +112,7 @@ impl Report {
                 .enumerate()
                 .map(|(i, o)| ObjectWire { reference: o.label(), object: o, parent: self.snap.parent[i] })
                 .collect(),
-            hops: self.hops.iter().map(|h| HopWire { object: h.object, reference: label(h.object), hop: h }).collect(),
+            hops: self.hops.iter().map(|h| HopWire { reference: label(h.object), hop: h }).collect(),
             stalls: self
                 .stalls
                 .iter()
