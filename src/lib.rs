@@ -40,7 +40,12 @@ pub fn main_exit_code() -> i32 {
             return error::EXIT_CLUSTER;
         }
     };
-    match runtime.block_on(commands::run(cli)) {
+    let result = runtime.block_on(async {
+        output::progress::start();
+        commands::run(cli).await
+    });
+    output::progress::stop();
+    match result {
         Ok(outcome) => outcome.exit_code(),
         Err(err) => {
             eprintln!("error: {}", error::one_line(&err));

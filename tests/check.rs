@@ -236,3 +236,34 @@ fn bad_input_is_one_line_and_exit_2() {
         .code(1)
         .one_line_error("namespace \"no-such-namespace-here\" not found");
 }
+
+/// A long read shows its progress on stderr when that is a terminal (here a pty from
+/// util-linux `script`), erased before the table; in a pipe, never.
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    let c = cluster();
+    let bin = env!("CARGO_BIN_EXE_kubectl-coord");
+    let kubeconfig = c.kubeconfig("viewer");
+    let line = format!("{bin} check -A --color never");
+    let mut tty = std::process::Command::new("script");
+    tty.args(["-qec", &line, "/dev/null"])
+        .env("KUBECONFIG", &kubeconfig)
+        .env("KUBECTL_COORD_PROGRESS_AFTER_MS", "0")
+        .env("TERM", "xterm");
+    let run = common::Run::of(tty);
+    assert!(run.code == 0 || run.code == 3, "{}: {}", run.describe, run.stdout);
+    assert!(
+        run.stdout.contains("reading: ") && run.stdout.contains(" objects"),
+        "no progress on a terminal:\n{}",
+        run.stdout
+    );
+    // Erased ("\r" and erase-line) before the output, and not drawn again after it.
+    let last_progress = run.stdout.rfind("reading: ").unwrap();
+    let erased = last_progress + run.stdout[last_progress..].find("\r\u{1b}[2K").expect("the line is erased");
+    let summary = run.stdout.rfind("finding(s)").expect("the check summary");
+    assert!(erased < summary, "{:?}", run.stdout);
+    let mut piped = std::process::Command::new(bin);
+    piped.args(["check", "-A"]).env("KUBECONFIG", &kubeconfig).env("KUBECTL_COORD_PROGRESS_AFTER_MS", "0");
+    let run = common::Run::of(piped);
+    assert!(!run.stderr.contains("reading: ") && !run.stdout.contains("reading: "), "{}", run.stderr);
+}

@@ -91,6 +91,7 @@ pub async fn list_all_paged<T: DeserializeOwned + Send + 'static>(
         url
     };
     let mut restarts = 0;
+    let _counted = crate::output::progress::list();
     'restart: loop {
         let mut items = Vec::new();
         let mut server_time = None;
@@ -118,7 +119,9 @@ pub async fn list_all_paged<T: DeserializeOwned + Send + 'static>(
                 resource_version = head.metadata.resource_version;
             }
             let page = decode_page::<T>(reply, &url, conn.server()).await?;
-            items.extend(page.items.unwrap_or_default());
+            let page_items = page.items.unwrap_or_default();
+            crate::output::progress::objects_read(page_items.len());
+            items.extend(page_items);
             match next {
                 Some((f, u)) => (fetch, url) = (f, u),
                 None => return Ok(Listed { items, server_time, resource_version, restarts }),

@@ -2,6 +2,7 @@
 //! Data goes to stdout, warnings to stderr.
 
 pub mod junit;
+pub mod progress;
 pub mod table;
 
 use std::io::{IsTerminal, Write};
@@ -56,6 +57,7 @@ impl Printer {
     }
 
     pub fn warn(&self, message: &str) {
+        progress::erase();
         let label = if self.color_stderr {
             use owo_colors::OwoColorize;
             "warning:".yellow().bold().to_string()
@@ -90,6 +92,7 @@ pub fn serde_name<T: Serialize>(value: &T) -> String {
 
 /// Writes to stdout; a closed pipe (`| head`) ends the program quietly, as kubectl does.
 pub fn out(text: &str) -> Result<()> {
+    progress::stop();
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),

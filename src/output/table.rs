@@ -1,6 +1,6 @@
 //! kubectl-style tables: no borders, upper-case headers, three spaces between columns.
 
-use comfy_table::{Attribute, Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, presets};
+use unicode_width::UnicodeWidthStr;
 
 /// How a cell is coloured when colour is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -54,35 +54,60 @@ impl Grid {
         self.rows.is_empty()
     }
 
-    /// Renders with a trailing newline; empty string when there are no rows.
+    /// Renders with a trailing newline; empty string when there are no rows. Written
+    /// out rather than through comfy-table: check prints tens of thousands of rows, and
+    /// the layout is simple (comfy-table stays the reference in the tests).
     pub fn render(self, no_headers: bool, color: bool) -> String {
         if self.rows.is_empty() {
             return String::new();
         }
-        let mut table = comfy_table::Table::new();
-        table.load_preset(presets::NOTHING).set_content_arrangement(ContentArrangement::Disabled);
-        if color {
-            table.enforce_styling();
-        } else {
-            table.force_no_tty();
+        let header_row: Vec<Styled> = self.headers.iter().map(|h| Styled::from(*h)).collect();
+        let rows: Vec<&[Styled]> =
+            std::iter::once(header_row.as_slice()).filter(|_| !no_headers).chain(self.rows.iter().map(Vec::as_slice)).collect();
+        let columns = self.headers.len();
+        // At least one column wide even when empty (comfy-table's rule, kept for equal output).
+        let mut widths = vec![1; columns];
+        for row in &rows {
+            for (i, c) in row.iter().enumerate().take(columns) {
+                widths[i] = widths[i].max(c.text.split('\n').map(UnicodeWidthStr::width).max().unwrap_or(0));
+            }
         }
-        if !no_headers {
-            table.set_header(self.headers.iter().map(Cell::new));
-        }
-        for row in self.rows {
-            table.add_row(row.into_iter().map(|c| cell(c, color)));
-        }
-        let last = self.headers.len().saturating_sub(1);
-        for (i, column) in table.column_iter_mut().enumerate() {
-            column.set_padding((0, if i == last { 0 } else { 3 }));
-            column.set_cell_alignment(CellAlignment::Left);
-            column.set_constraint(ColumnConstraint::ContentWidth);
-        }
-        let mut text: String = table.lines().map(|l| l.trim_end().to_string() + "\n").collect();
-        if text.is_empty() {
-            text.push('\n');
+        let mut text = String::with_capacity(rows.len() * (widths.iter().sum::<usize>() + 3 * columns + 1));
+        for row in rows {
+            // A cell with several lines makes its row that many lines high, as in comfy-table.
+            let height = row.iter().map(|c| c.text.split('\n').count()).max().unwrap_or(1);
+            for line in 0..height {
+                let start = text.len();
+                for (i, c) in row.iter().enumerate().take(columns) {
+                    let part = c.text.split('\n').nth(line).unwrap_or("");
+                    if color && !part.is_empty() {
+                        text.push_str(&paint(part, c.tone));
+                    } else {
+                        text.push_str(part);
+                    }
+                    if i + 1 < columns {
+                        let pad = widths[i] - UnicodeWidthStr::width(part) + 3;
+                        text.extend(std::iter::repeat_n(' ', pad));
+                    }
+                }
+                let kept = text[start..].trim_end().len();
+                text.truncate(start + kept);
+                text.push('\n');
+            }
         }
         text
+    }
+}
+
+/// A cell's text in its tone's colour.
+fn paint(text: &str, tone: Tone) -> String {
+    use owo_colors::OwoColorize;
+    match tone {
+        Tone::Plain => text.to_string(),
+        Tone::Good => text.green().to_string(),
+        Tone::Warn => text.yellow().to_string(),
+        Tone::Bad => text.red().bold().to_string(),
+        Tone::Dim => text.dimmed().to_string(),
     }
 }
 
@@ -138,23 +163,49 @@ pub fn merge(tables: Vec<(String, Table)>, no_headers: bool, color: bool) -> Str
     text
 }
 
-fn cell(c: Styled, color: bool) -> Cell {
-    let cell = Cell::new(c.text);
-    if !color {
-        return cell;
-    }
-    match c.tone {
-        Tone::Plain => cell,
-        Tone::Good => cell.fg(Color::Green),
-        Tone::Warn => cell.fg(Color::Yellow),
-        Tone::Bad => cell.fg(Color::Red).add_attribute(Attribute::Bold),
-        Tone::Dim => cell.add_attribute(Attribute::Dim),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, presets};
+    use proptest::prelude::*;
+
+    /// The layout as comfy-table draws it (no colour): the reference for [`Grid::render`].
+    fn comfy(headers: &[&str], rows: &[Vec<String>], no_headers: bool) -> String {
+        if rows.is_empty() {
+            return String::new();
+        }
+        let mut table = comfy_table::Table::new();
+        table.load_preset(presets::NOTHING).set_content_arrangement(ContentArrangement::Disabled).force_no_tty();
+        if !no_headers {
+            table.set_header(headers.iter().map(Cell::new));
+        }
+        for row in rows {
+            table.add_row(row.iter().map(Cell::new));
+        }
+        let last = headers.len().saturating_sub(1);
+        for (i, column) in table.column_iter_mut().enumerate() {
+            column.set_padding((0, if i == last { 0 } else { 3 }));
+            column.set_cell_alignment(CellAlignment::Left);
+            column.set_constraint(ColumnConstraint::ContentWidth);
+        }
+        let text: String = table.lines().map(|l| l.trim_end().to_string() + "\n").collect();
+        if text.is_empty() { "\n".into() } else { text }
+    }
+
+    proptest! {
+        #[test]
+        fn lays_out_as_comfy_table_does(
+            rows in proptest::collection::vec(proptest::collection::vec("[a-z é漢]{0,6}(\n[a-z]{0,3})?", 3), 1..6),
+            no_headers in any::<bool>(),
+        ) {
+            let headers = ["NAME", "A", "LONGER HEADER"];
+            let mut g = Grid::new(headers.to_vec());
+            for r in &rows {
+                g.row(r.iter().map(|c| Styled::from(c.as_str())).collect());
+            }
+            prop_assert_eq!(g.render(no_headers, false), comfy(&headers, &rows, no_headers));
+        }
+    }
 
     #[test]
     fn kubectl_layout() {

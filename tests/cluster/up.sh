@@ -22,7 +22,8 @@
 # --controllers (the benchmark cluster turns off the deployment and replicaset
 # controllers so they do not race its loader). COORD_APISERVER_FLAGS, when set, is
 # added to kube-apiserver's flags (tests/run.sh serves paginated lists from etcd, so
-# that an expired continue token really answers 410).
+# that an expired continue token really answers 410). COORD_NODE_LEASE_SECONDS sets the
+# kwok node leases' duration (default 20; the envelope benchmark uses the kubelet's 40).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -260,7 +261,7 @@ if ((nodes > 0)); then
   log "starting kwok with $nodes fake nodes"
   launch kwok "$bin/kwok" --kubeconfig "$dir/admin.kubeconfig" --config "$bin/kwok-stages.yaml" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
-    --node-lease-duration-seconds 20 --cidr 10.244.0.0/16 -v WARN
+    --node-lease-duration-seconds "${COORD_NODE_LEASE_SECONDS:-20}" --cidr 10.240.0.0/12 -v WARN
   for ((i = 0; i < nodes; i++)); do
     cat <<EOF
 apiVersion: v1
@@ -276,7 +277,7 @@ EOF
     [[ $("${kc_admin[@]}" get nodes -l type=kwok -o 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' \
       | grep -c True) -eq $nodes ]]
   }
-  wait_for "$nodes kwok nodes Ready" 120 kwok nodes_ready
+  wait_for "$nodes kwok nodes Ready" $((120 + nodes / 10)) kwok nodes_ready
 fi
 
 cat > "$dir/cluster.env" <<EOF

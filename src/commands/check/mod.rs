@@ -137,48 +137,42 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
         Timestamp::now()
     });
     let graph = Graph::build(std::mem::take(&mut snap.objects), &snap.coverage);
-    let mut found: Vec<Finding> = Vec::new();
     let mut summaries: BTreeMap<Mechanism, Summary> = BTreeMap::new();
     let mut count = |m: Mechanism, kind: &str, n: usize| {
         *summaries.entry(m).or_default().checked.entry(kind.to_string()).or_default() += n;
     };
-
-    if plan.leases {
-        let rows = lease_rows(&snap, &graph, now);
-        count(Mechanism::Leases, "Lease", rows.len());
-        if !snap.candidates.is_empty() {
-            count(Mechanism::Leases, "LeaseCandidate", snap.candidates.len());
+    // Leases and owners (over the owner graph) on one thread, overlaps and fields on
+    // another: tens of thousands of objects take a few hundred milliseconds each side.
+    let stuck_after = args.stuck_after.as_secs() as i64;
+    let (snap_ref, graph_ref) = (&snap, &graph);
+    let (first, second) = tokio::task::block_in_place(|| {
+        std::thread::scope(|threads| {
+            let other = threads.spawn(move || {
+                let mut part = Part::default();
+                if plan.overlaps {
+                    overlap_part(snap_ref, &mut part);
+                }
+                if plan.fields {
+                    fields_part(snap_ref, &mut part);
+                }
+                part
+            });
+            let mut part = Part::default();
+            if plan.leases {
+                lease_part(snap_ref, graph_ref, now, &mut part);
+            }
+            if plan.owners {
+                owner_part(snap_ref, graph_ref, stuck_after, &mut part);
+            }
+            (part, other.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        })
+    });
+    let mut found: Vec<Finding> = Vec::new();
+    for part in [first, second] {
+        for (m, kind, n) in part.counts {
+            count(m, &kind, n);
         }
-        found.extend(check::leases(&rows, &lease_report::findings(&rows)));
-        found.extend(check::leaderless(&rows));
-    }
-    if plan.owners {
-        for o in &graph.objects {
-            count(Mechanism::Owners, &o.kind, 1);
-        }
-        let everything: Vec<usize> = (0..graph.objects.len()).collect();
-        let owner_findings =
-            owner_graph::findings(&graph, &everything, snap.server_time, args.stuck_after.as_secs() as i64);
-        found.extend(check::owners(&graph, &owner_findings));
-    }
-    if plan.overlaps {
-        for c in &snap.controllers {
-            count(Mechanism::Overlaps, &c.kind, 1);
-        }
-        count(Mechanism::Overlaps, "Pod", snap.pods.len());
-        let analysis = overlap::analyze(&snap.controllers, &snap.pods, &Options { cross_kind: false, explain: false });
-        found.extend(check::overlaps(&analysis));
-    }
-    if plan.fields {
-        for (kind, n) in &snap.census_checked {
-            count(Mechanism::Fields, kind, *n);
-        }
-        let groups: BTreeMap<&str, &str> =
-            crate::commands::fields::census::DEFAULT_KINDS.iter().map(|(group, _, _, kind)| (*kind, *group)).collect();
-        found.extend(check::fields(snap.census.contested.iter().map(|o| {
-            let group = groups.get(o.kind.as_str()).copied().unwrap_or("");
-            (o.kind.as_str(), group, o.namespace.as_str(), o.name.as_str(), o.contests.as_slice())
-        })));
+        found.extend(part.findings);
     }
     if plan.trace {
         let forest = check::workload_snapshot(std::mem::take(&mut snap.workloads));
@@ -199,6 +193,57 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
         skipped: snap.skipped,
         invalid: snap.invalid,
     })
+}
+
+/// One thread's share of the analyses: findings and how many objects of each kind it checked.
+#[derive(Default)]
+struct Part {
+    findings: Vec<Finding>,
+    counts: Vec<(Mechanism, String, usize)>,
+}
+
+fn lease_part(snap: &fetch::Snapshot, graph: &Graph, now: Timestamp, part: &mut Part) {
+    let rows = lease_rows(snap, graph, now);
+    part.counts.push((Mechanism::Leases, "Lease".into(), rows.len()));
+    if !snap.candidates.is_empty() {
+        part.counts.push((Mechanism::Leases, "LeaseCandidate".into(), snap.candidates.len()));
+    }
+    part.findings.extend(check::leases(&rows, &lease_report::findings(&rows)));
+    part.findings.extend(check::leaderless(&rows));
+}
+
+fn owner_part(snap: &fetch::Snapshot, graph: &Graph, stuck_after: i64, part: &mut Part) {
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for o in &graph.objects {
+        *kinds.entry(o.kind.as_str()).or_default() += 1;
+    }
+    part.counts.extend(kinds.into_iter().map(|(k, n)| (Mechanism::Owners, k.to_string(), n)));
+    let everything: Vec<usize> = (0..graph.objects.len()).collect();
+    let owner_findings = owner_graph::findings(graph, &everything, snap.server_time, stuck_after);
+    part.findings.extend(check::owners(graph, &owner_findings));
+}
+
+fn overlap_part(snap: &fetch::Snapshot, part: &mut Part) {
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for c in &snap.controllers {
+        *kinds.entry(c.kind.as_str()).or_default() += 1;
+    }
+    part.counts.extend(kinds.into_iter().map(|(k, n)| (Mechanism::Overlaps, k.to_string(), n)));
+    part.counts.push((Mechanism::Overlaps, "Pod".into(), snap.pods.len()));
+    let analysis = overlap::analyze(&snap.controllers, &snap.pods, &Options { cross_kind: false, explain: false });
+    part.findings.extend(check::overlaps(&analysis));
+}
+
+fn fields_part(snap: &fetch::Snapshot, part: &mut Part) {
+    for (kind, n) in &snap.census_checked {
+        part.counts.push((Mechanism::Fields, kind.clone(), *n));
+    }
+    let groups: BTreeMap<&str, &str> =
+        crate::commands::fields::census::DEFAULT_KINDS.iter().map(|(group, _, _, kind)| (*kind, *group)).collect();
+    part.findings.extend(check::fields(snap.census.contested.iter().map(|o| {
+        let group = groups.get(o.kind.as_str()).copied().unwrap_or("");
+        (o.kind.as_str(), group, o.namespace.as_str(), o.name.as_str(), o.contests.as_slice())
+    })));
 }
 
 fn lease_rows(snap: &fetch::Snapshot, graph: &Graph, now: Timestamp) -> Vec<LeaseRow> {

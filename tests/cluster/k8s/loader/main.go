@@ -8,10 +8,12 @@
 //
 // The cluster should run kube-controller-manager without the deployment and
 // replicaset controllers (up.sh: COORD_KCM_CONTROLLERS), so they do not race the
-// loader; pods name a scheduler that does not exist, so nothing tries to place them.
+// loader. Pods name a scheduler that does not exist, so nothing tries to place them,
+// unless -nodes N binds them (spec.nodeName) round-robin to kwok-node-0..N-1, whose
+// kwok then takes them to Running as kubelets would.
 //
 //	loader -kubeconfig F -namespace NS [-deployments 2000 -pods-per-rs 10 -leases 4000
-//	       -node-leases 1000 -pdbs 200 -widgets 5000 -workers 16]
+//	       -node-leases 1000 -pdbs 200 -widgets 5000 -nodes 0 -workers 16]
 package main
 
 import (
@@ -60,6 +62,7 @@ func main() {
 	widgets := flag.Int("widgets", 5000, "custom resources, each owning a ConfigMap")
 	nodeLeaseAge := flag.Duration("node-lease-age", 0, "how long ago node-style Leases were last renewed (expired ones have no Node)")
 	barePods := flag.Int("bare-pods", 0, "Pods owned by nothing (safe beside running deployment and replicaset controllers)")
+	nodes := flag.Int("nodes", 0, "bind pods round-robin to kwok-node-0..N-1 (0: leave them unscheduled)")
 	workers := flag.Int("workers", 16, "concurrent writers")
 	flag.Parse()
 
@@ -90,9 +93,9 @@ func main() {
 		return err
 	})
 	parallel(*workers, *deployments**podsPerRS, func(j int) error {
-		return pod(client, *ns, j / *podsPerRS, j%*podsPerRS, rsUIDs[j / *podsPerRS])
+		return pod(client, *ns, j / *podsPerRS, j%*podsPerRS, rsUIDs[j / *podsPerRS], nodeFor(j, *nodes))
 	})
-	parallel(*workers, *barePods, func(i int) error { return barePod(client, *ns, i) })
+	parallel(*workers, *barePods, func(i int) error { return barePod(client, *ns, i, nodeFor(i, *nodes)) })
 	parallel(*workers, *leases, func(i int) error {
 		return lease(client, *ns, "Lease", fmt.Sprintf("lock-%05d", i), fmt.Sprintf("app-%05d-rs-00_%d", i%max(*deployments, 1), i), 0)
 	})
@@ -230,6 +233,14 @@ func replicaSet(client *kubernetes.Clientset, ns string, i, replicas int, owner 
 	return got.UID, nil
 }
 
+// nodeFor names the kwok node pod j is bound to, or "" with no nodes.
+func nodeFor(j, nodes int) string {
+	if nodes <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("kwok-node-%d", j%nodes)
+}
+
 func podSpec() corev1.PodSpec {
 	return corev1.PodSpec{
 		SchedulerName: "coord-bench-unscheduled",
@@ -237,7 +248,14 @@ func podSpec() corev1.PodSpec {
 	}
 }
 
-func pod(client *kubernetes.Clientset, ns string, i, k int, owner types.UID) error {
+// boundPodSpec is podSpec bound to `node` (as the scheduler would have), or unbound for "".
+func boundPodSpec(node string) corev1.PodSpec {
+	spec := podSpec()
+	spec.NodeName = node
+	return spec
+}
+
+func pod(client *kubernetes.Clientset, ns string, i, k int, owner types.UID, node string) error {
 	l := labels(i)
 	l["pod-template-hash"] = "rs"
 	p := &corev1.Pod{
@@ -245,17 +263,17 @@ func pod(client *kubernetes.Clientset, ns string, i, k int, owner types.UID) err
 			Name: fmt.Sprintf("app-%05d-rs-%02d", i, k), Namespace: ns, Labels: l,
 			OwnerReferences: controllerRef("apps/v1", "ReplicaSet", fmt.Sprintf("app-%05d-rs", i), owner),
 		},
-		Spec: podSpec(),
+		Spec: boundPodSpec(node),
 	}
 	_, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{FieldManager: "kube-controller-manager"})
 	_, err = count("Pod", err)
 	return err
 }
 
-func barePod(client *kubernetes.Clientset, ns string, i int) error {
+func barePod(client *kubernetes.Clientset, ns string, i int, node string) error {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bare-%05d", i), Namespace: ns, Labels: labels(i % 100)},
-		Spec:       podSpec(),
+		Spec:       boundPodSpec(node),
 	}
 	_, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{FieldManager: "coord-bench-loader"})
 	_, err = count("BarePod", err)
