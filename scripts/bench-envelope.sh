@@ -30,7 +30,7 @@ running_pods() {
 }
 
 # envelope_load NS: one half of the envelope; prints the loader's summary, then waits
-# (at most 30 min) until kwok has every bound pod Running.
+# (at most 15 min) until kwok has every bound pod Running.
 envelope_load() {
   local ns=$1 nodes pods_before want
   nodes=$(envelope_size 5000)
@@ -44,11 +44,11 @@ envelope_load() {
   while :; do
     running_total=$(running_pods)
     ((running_total - pods_before >= want)) && break
-    ((SECONDS - start > 1800)) && { log "kwok had $running_total pods Running after 30 min; measuring anyway"; break; }
+    ((SECONDS - start > 900)) && { log "kwok had $running_total pods Running after 15 min; measuring anyway"; break; }
     log "$ns: $running_total pods Running so far"
     sleep 20
   done
-  echo $((SECONDS - start)) > "$work/running-$ns.txt"
+  echo "$((running_total - pods_before)) of its $want pods Running $((SECONDS - start))s after the loader finished" > "$work/running-$ns.txt"
 }
 
 envelope_scan() { # envelope_scan SIZE_LABEL
@@ -99,7 +99,7 @@ envelope() {
     echo
     echo "- cluster start with $nodes nodes Ready: ${up_seconds}s"
     for ns in env-a env-b; do
-      echo "- $ns: $(tail -n1 "$work/load-$ns.txt"); every pod Running $(cat "$work/running-$ns.txt")s after the loader finished"
+      echo "- $ns: $(tail -n1 "$work/load-$ns.txt"); $(cat "$work/running-$ns.txt")"
     done
     echo
     echo "Control plane peak RSS (VmHWM): after env-a: $mem_a; after env-b: $mem_b."
