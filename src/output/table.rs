@@ -62,8 +62,10 @@ impl Grid {
             return String::new();
         }
         let header_row: Vec<Styled> = self.headers.iter().map(|h| Styled::from(*h)).collect();
-        let rows: Vec<&[Styled]> =
-            std::iter::once(header_row.as_slice()).filter(|_| !no_headers).chain(self.rows.iter().map(Vec::as_slice)).collect();
+        let rows: Vec<&[Styled]> = std::iter::once(header_row.as_slice())
+            .filter(|_| !no_headers)
+            .chain(self.rows.iter().map(Vec::as_slice))
+            .collect();
         let columns = self.headers.len();
         // At least one column wide even when empty (comfy-table's rule, kept for equal output).
         let mut widths = vec![1; columns];

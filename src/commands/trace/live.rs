@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::reorder::Reorder;
 use super::{TraceArgs, fetch, render, trace_once};
 use crate::analyze::reaction::{Reaction, Tracker, WriterSummary};
 use crate::analyze::resource_ref::ApiResource;
@@ -22,6 +23,9 @@ use crate::connect::{Accept, Session};
 use crate::error::Outcome;
 use crate::output::table::Tone;
 use crate::output::{Printer, out, paint};
+
+/// How long a watched change waits for changes committed before it on other streams.
+const REORDER_WINDOW: Duration = Duration::from_millis(300);
 
 pub struct Live<'a> {
     pub resource: &'a ApiResource,
@@ -114,16 +118,27 @@ pub async fn run(
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     let settle = args.settle;
+    let mut reorder: Reorder<(usize, Value, bool)> = Reorder::new(REORDER_WINDOW);
     loop {
-        let settled = command_done
+        // Watched changes whose window closed, in commit order.
+        let flush = deadline.is_some_and(|d| Instant::now() >= d);
+        let released = reorder.release(Instant::now(), flush);
+        if emit(released, &mut tracker, &kinds, events_source, printer, &mut printed_header)? {
+            last_activity = Instant::now();
+        }
+        let settled = reorder.is_empty()
+            && command_done
             && listed.iter().all(|&l| l)
             && (!live.command.is_empty() || !tracker.reactions.is_empty())
             && last_activity.elapsed() >= settle;
         if settled || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        let wake =
-            [Some(last_activity + settle), deadline].into_iter().flatten().min().unwrap_or(last_activity + settle);
+        let wake = [Some(last_activity + settle), deadline, reorder.next_due()]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(last_activity + settle);
         let wait_child = async {
             match child.as_mut() {
                 Some(c) => c.wait().await.ok(),
@@ -144,8 +159,8 @@ pub async fn run(
             }
             arrival = rx.recv() => {
                 let Some(arrival) = arrival else { break };
-                let now = Timestamp::now();
-                let reactions = match arrival {
+                let rv = |item: &Value| item.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default().to_string();
+                match arrival {
                     Arrival::Failed(e) => return Err(e),
                     Arrival::Listed(source, items) => {
                         listed[source] = true;
@@ -157,27 +172,16 @@ pub async fn run(
                             child = Some(spawn(live.command)?);
                             last_activity = Instant::now();
                         }
-                        Vec::new()
                     }
-                    Arrival::Upsert(source, item) => take(&mut tracker, &kinds, source, events_source, &item, Some(now)),
-                    Arrival::Deleted(source, item) => {
-                        let uid = item.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default();
-                        if source == events_source { Vec::new() } else { tracker.removed(uid, now) }
-                    }
-                };
-                if !reactions.is_empty() {
-                    last_activity = Instant::now();
-                    if !printed_header && !printer.is_machine() && printer.format != OutputFormat::Chrome {
-                        printed_header = true;
-                        out(&header(printer))?;
-                    }
-                    for r in &reactions {
-                        print_reaction(printer, r)?;
-                    }
+                    Arrival::Upsert(source, item) => reorder.push(&rv(&item), Instant::now(), Timestamp::now(), (source, item, false)),
+                    Arrival::Deleted(source, item) => reorder.push(&rv(&item), Instant::now(), Timestamp::now(), (source, item, true)),
                 }
             }
         }
     }
+    // Ctrl-C or the watches' end: what is still waiting is printed, in order.
+    let released = reorder.release(Instant::now(), true);
+    emit(released, &mut tracker, &kinds, events_source, printer, &mut printed_header)?;
     watches.abort_all();
     if let Some(mut c) = child {
         let _ = c.start_kill();
@@ -208,6 +212,38 @@ pub async fn run(
         return Err(anyhow!(failed));
     }
     Ok(if args.exit_code && !report.stalls.is_empty() { Outcome::Findings } else { Outcome::Clean })
+}
+
+/// Feeds released watch changes to the tracker and prints their reactions; whether there were any.
+fn emit(
+    released: Vec<(Timestamp, (usize, Value, bool))>,
+    tracker: &mut Tracker,
+    kinds: &[ApiResource],
+    events_source: usize,
+    printer: &Printer,
+    printed_header: &mut bool,
+) -> Result<bool> {
+    let mut any = false;
+    for (at, (source, item, deleted)) in released {
+        let reactions = if deleted {
+            let uid = item.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default();
+            if source == events_source { Vec::new() } else { tracker.removed(uid, at) }
+        } else {
+            take(tracker, kinds, source, events_source, &item, Some(at))
+        };
+        if reactions.is_empty() {
+            continue;
+        }
+        any = true;
+        if !*printed_header && !printer.is_machine() && printer.format != OutputFormat::Chrome {
+            *printed_header = true;
+            out(&header(printer))?;
+        }
+        for r in &reactions {
+            print_reaction(printer, r)?;
+        }
+    }
+    Ok(any)
 }
 
 /// Feeds one listed or watched item to the tracker.

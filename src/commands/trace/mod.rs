@@ -4,6 +4,7 @@
 pub(crate) mod fetch;
 pub(crate) mod live;
 pub(crate) mod render;
+mod reorder;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
