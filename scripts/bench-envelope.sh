@@ -24,6 +24,9 @@ control_plane_memory() {
   echo "$(IFS=,; echo "${parts[*]}" | sed 's/,/, /g'); in all $total MB"
 }
 
+# A full list of the Running pods (the field selector rules out a cheap remainingItemCount):
+# at 75,000 pods one poll took over a minute of API server time, which slowed kwok itself in
+# the first envelope run, hence the long pause between polls.
 running_pods() {
   "$bin/kubectl" --kubeconfig "$admin" get pods -A --field-selector=status.phase=Running \
     --chunk-size=5000 -o name 2>/dev/null | wc -l
@@ -46,7 +49,7 @@ envelope_load() {
     ((running_total - pods_before >= want)) && break
     ((SECONDS - start > 900)) && { log "kwok had $running_total pods Running after 15 min; measuring anyway"; break; }
     log "$ns: $running_total pods Running so far"
-    sleep 20
+    sleep 60
   done
   echo "$((running_total - pods_before)) of its $want pods Running $((SECONDS - start))s after the loader finished" > "$work/running-$ns.txt"
 }
