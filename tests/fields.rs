@@ -408,6 +408,8 @@ fn blame_names_each_lines_owners_as_the_server_records_them() {
     let aged =
         |l: &str| l.strip_prefix("gitops Apply ").is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
     assert!(relative.lines().any(aged), "{relative}");
+    // The blame view gates CI as the table does: kubectl's scale inside gitops's applied spec.
+    c.coord("viewer", &["fields", "deploy/web", "-n", &ns, "-o", "blame", "--exit-code"]).code(3);
     let coloured =
         c.coord("viewer", &["fields", "deploy/web", "-n", &ns, "-o", "blame", "--color", "always"]).ok().stdout;
     assert!(coloured.contains("\u{1b}["), "{coloured}");
@@ -454,6 +456,7 @@ fn blame_names_each_lines_owners_as_the_server_records_them() {
         (vec!["fields", "deploy/web", "-o", "blame", "--by-manager"], "--by-manager is for the table"),
         (vec!["fields", "-f", "/nonexistent/x.yaml"], "cannot read /nonexistent/x.yaml"),
         (vec!["fields", "deploy/web", "-f", "x.yaml"], "cannot be used with"),
+        (vec!["fields", "-f", "x.yaml", "--all-contexts"], "--contexts and --all-contexts work with"),
     ] {
         let mut full = args.clone();
         full.extend(["-n", ns.as_str()]);

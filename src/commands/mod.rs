@@ -53,7 +53,7 @@ fn fleet_capable(command: &Command) -> bool {
         Command::Check(_) | Command::Overlaps(_) | Command::Version(_) => true,
         Command::Leases(a) => !a.watch,
         Command::Owners(a) => a.all,
-        Command::Fields(a) => a.object.is_empty() && !a.watch,
+        Command::Fields(a) => a.object.is_empty() && !a.watch && a.filename.is_none(),
         Command::Trace(_) | Command::Completion(_) | Command::Schema(_) => false,
     }
 }

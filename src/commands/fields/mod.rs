@@ -121,9 +121,6 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
         return Err(usage("-o blame shows fields line by line; --by-manager is for the table"));
     }
     if let Some(file) = &args.filename {
-        if args.by_manager && printer.is_machine() {
-            return Err(usage("--by-manager is a table view"));
-        }
         let objects = file::read(file)?;
         return show(printer, args, objects, None);
     }
@@ -182,14 +179,16 @@ fn show(printer: &Printer, args: &FieldsArgs, objects: Vec<Read>, server_time: O
     if printer.format == OutputFormat::Blame {
         let filter = blame::Filter { manager: args.manager.as_deref(), path: args.path.as_deref() };
         let mut docs = Vec::new();
+        let mut contested = false;
         for read in &objects {
             let (entries, undecodable) = entries_of(&read.object);
             warn_about(printer, read, &entries, &undecodable);
+            contested |= contests(&entries).iter().any(is_fight);
             let lines = blame(&read.object, &entries);
             docs.push(blame::render(&lines, &entries, read.now, args.time.unwrap_or_default(), &filter, printer.color));
         }
         out(&docs.join("---\n"))?;
-        return Ok(Outcome::Clean);
+        return Ok(if args.exit_code && contested { Outcome::Findings } else { Outcome::Clean });
     }
     let objects: Vec<ObjectFields> = objects
         .iter()
@@ -238,8 +237,8 @@ fn warn_about(printer: &Printer, read: &Read, entries: &[Entry], undecodable: &[
     }
     if read.metadata_only {
         printer.warn(&format!(
-            "{name}: {} are read metadata-only, so only metadata is shown; `kubectl coord fields {name}` lists the owners of its data fields",
-            read.kind.to_lowercase()
+            "{name}: read metadata-only (Secrets and ConfigMaps always are), so only metadata is shown; \
+             `kubectl coord fields {name}` lists the owners of its data fields"
         ));
     }
 }
