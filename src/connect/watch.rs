@@ -52,6 +52,8 @@ pub async fn follow(
     mut handle: impl FnMut(Event) -> Result<()>,
     warn: impl Fn(&str),
 ) -> Result<()> {
+    // A watch waits for changes rather than reading: a progress line would only sit there.
+    crate::output::progress::stop();
     let deadline = f.timeout.map(|t| tokio::time::Instant::now() + t);
     let sleep = async {
         match deadline {
