@@ -59,14 +59,10 @@ enum Item {
 impl Trie {
     fn insert(&mut self, path: &[Element], owner: usize) {
         let Some((first, rest)) = path.split_first() else {
-            if !self.owners.contains(&owner) {
-                self.owners.push(owner);
-            }
+            add_unique(&mut self.owners, [owner]);
             return;
         };
-        if !self.below.contains(&owner) {
-            self.below.push(owner);
-        }
+        add_unique(&mut self.below, [owner]);
         let child = match first {
             Element::Field(name) => self.fields.entry(name.clone()).or_default(),
             Element::Key(keys) => self.item_child(Item::Key(keys.iter().map(|(k, v)| (k.clone(), parse(v))).collect())),
@@ -129,11 +125,7 @@ impl<'t> At<'t, '_> {
     /// The value's own owners, then those it inherits, each once.
     fn owners(&self) -> Vec<usize> {
         let mut owners = self.node.map(|n| n.owners.clone()).unwrap_or_default();
-        for &o in self.inherited {
-            if !owners.contains(&o) {
-                owners.push(o);
-            }
-        }
+        add_unique(&mut owners, self.inherited.iter().copied());
         owners
     }
 
@@ -142,11 +134,7 @@ impl<'t> At<'t, '_> {
     fn handed_down(&self) -> Vec<usize> {
         let mut owners = self.inherited.to_vec();
         if let Some(n) = self.node {
-            for &o in &n.owners {
-                if !n.below.contains(&o) && !owners.contains(&o) {
-                    owners.push(o);
-                }
-            }
+            add_unique(&mut owners, n.owners.iter().copied().filter(|o| !n.below.contains(o)));
         }
         owners
     }
@@ -230,14 +218,19 @@ impl Emitter {
             if let Some(line) = self.lines.get_mut(first) {
                 line.text = format!("{pad}- {}", &line.text[indent + 2..]);
                 let mut owners = item_at.owners();
-                for o in std::mem::take(&mut line.owners) {
-                    if !owners.contains(&o) {
-                        owners.push(o);
-                    }
-                }
+                add_unique(&mut owners, std::mem::take(&mut line.owners));
                 line.owners = owners;
             }
             self.path.pop();
+        }
+    }
+}
+
+/// Appends the entries of `more` that `owners` does not hold yet, keeping the order.
+fn add_unique(owners: &mut Vec<usize>, more: impl IntoIterator<Item = usize>) {
+    for o in more {
+        if !owners.contains(&o) {
+            owners.push(o);
         }
     }
 }
