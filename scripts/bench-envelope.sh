@@ -33,7 +33,8 @@ running_pods() {
 }
 
 # envelope_load NS: one half of the envelope; prints the loader's summary, then waits
-# (at most 15 min) until kwok has every bound pod Running.
+# until kwok has every bound pod Running, stops making progress between two polls, or
+# 15 min have passed.
 envelope_load() {
   local ns=$1 nodes pods_before want
   nodes=$(envelope_size 5000)
@@ -44,14 +45,34 @@ envelope_load() {
   want=$(( $(envelope_size 5000) * 15 ))
   local start=$SECONDS
   pods_before=${running_total:-0}
+  local last=-1
   while :; do
     running_total=$(running_pods)
     ((running_total - pods_before >= want)) && break
     ((SECONDS - start > 900)) && { log "kwok had $running_total pods Running after 15 min; measuring anyway"; break; }
+    ((running_total == last)) && { log "kwok brought no pod to Running in the last minute; measuring anyway"; break; }
+    last=$running_total
     log "$ns: $running_total pods Running so far"
     sleep 60
   done
   echo "$((running_total - pods_before)) of its $want pods Running $((SECONDS - start))s after the loader finished" > "$work/running-$ns.txt"
+}
+
+# The rows and notes so far, kept outside the cluster's directory as they are measured, so a
+# run stopped halfway (the whole envelope takes over an hour) still leaves its numbers.
+partial="$root/.bench/envelope-partial.md"
+save_partial() {
+  { printf '%s\n' "${rows[@]}"; cat "$work"/load-*.txt "$work"/running-*.txt "$work"/memory-*.txt 2>/dev/null; } > "$partial"
+}
+
+# kwok's failed stage writes. A pod queued twice before kwok's cache sees its first status
+# write gets a second pod IP in the second write, which the API server refuses (two IPv4
+# podIPs); those pods are Running already, and kwok does not retry the refusal.
+kwok_failures() {
+  local log="$dir/logs/kwok.log" all ips
+  all=$(grep -c '"failed to apply stage"' "$log" 2>/dev/null) || all=0
+  ips=$(grep '"failed to apply stage"' "$log" 2>/dev/null | grep -c 'no more than one IP for each IP family') || ips=0
+  echo "kwok logged $all failed stage writes, $ips of them a second pod IP for a pod already Running"
 }
 
 envelope_scan() { # envelope_scan SIZE_LABEL
@@ -61,6 +82,7 @@ envelope_scan() { # envelope_scan SIZE_LABEL
   bench "overlaps" "$scope" - - -- overlaps -A
   bench "fields census" "$scope" - - -- fields -A
   bench "check" "$scope" - - -- check -A
+  save_partial
 }
 
 envelope() {
@@ -68,11 +90,13 @@ envelope() {
   envelope_load env-a
   local mem_a pods_a
   mem_a=$(control_plane_memory)
+  echo "control plane after env-a: $mem_a" > "$work/memory-env-a.txt"
   pods_a=$("$k" --kubeconfig "$admin" get pods -A --chunk-size=5000 --no-headers 2>/dev/null | wc -l)
   envelope_scan "half: $pods_a pods"
   envelope_load env-b
   local mem_b pods_b nodes
   mem_b=$(control_plane_memory)
+  echo "control plane after env-b: $mem_b" > "$work/memory-env-b.txt"
   pods_b=$("$k" --kubeconfig "$admin" get pods -A --chunk-size=5000 --no-headers 2>/dev/null | wc -l)
   nodes=$("$k" --kubeconfig "$admin" get nodes --no-headers 2>/dev/null | wc -l)
   envelope_scan "full: $pods_b pods"
@@ -81,6 +105,7 @@ envelope() {
   bench "trace deployment" "full" - - -- trace deploy/app-00001 -n env-b
   bench "fields object" "full" - - -- fields deploy/app-00001 -n env-b
   bench "leases nodes" "full: $nodes node leases" - - -- leases -n kube-node-lease
+  save_partial
   local table="$work/envelope.md"
   {
     echo "## The scalability envelope"
@@ -106,6 +131,8 @@ envelope() {
     done
     echo
     echo "Control plane peak RSS (VmHWM): after env-a: $mem_a; after env-b: $mem_b."
+    echo
+    echo "$(kwok_failures)."
   } > "$table"
   cp "$table" docs/benchmarks-envelope.md
   # docs/benchmarks.md keeps everything above its envelope section and gains the new one.
