@@ -69,9 +69,11 @@ save_partial() {
 # write gets a second pod IP in the second write, which the API server refuses (two IPv4
 # podIPs); those pods are Running already, and kwok does not retry the refusal.
 kwok_failures() {
-  local log="$dir/logs/kwok.log" all ips
-  all=$(grep -c '"failed to apply stage"' "$log" 2>/dev/null) || all=0
-  ips=$(grep '"failed to apply stage"' "$log" 2>/dev/null | grep -c 'no more than one IP for each IP family') || ips=0
+  local failed="$work/kwok-failed.log" all ips
+  # One snapshot of the log for both counts: kwok keeps writing to it.
+  grep '"failed to apply stage"' "$dir/logs/kwok.log" > "$failed" 2>/dev/null || true
+  all=$(wc -l < "$failed")
+  ips=$(grep -c 'no more than one IP for each IP family' "$failed") || ips=0
   echo "kwok logged $all failed stage writes, $ips of them a second pod IP for a pod already Running"
 }
 
@@ -137,7 +139,7 @@ envelope() {
   cp "$table" docs/benchmarks-envelope.md
   # docs/benchmarks.md keeps everything above its envelope section and gains the new one.
   awk '/^## The scalability envelope/ { exit } { print }' docs/benchmarks.md > "$work/benchmarks.md"
-  { cat "$work/benchmarks.md"; cat "$table"; } > docs/benchmarks.md
+  { cat "$work/benchmarks.md"; echo; cat "$table"; } > docs/benchmarks.md
   log "wrote docs/benchmarks-envelope.md and its section of docs/benchmarks.md"
   cat "$table"
 }
