@@ -247,8 +247,9 @@ impl Conn {
             .body(Vec::new())
             .expect("a GET with a valid path always builds");
         let line = Self::trace_line(&request);
+        let started = Self::trace_clock();
         let response = self.bounded(&Method::GET, path, self.respond(request)).await?;
-        Self::trace(line, response.extensions().get::<Wire>(), None);
+        Self::trace(line, response.extensions().get::<Wire>(), None, started);
         Ok(WatchStream { body: response.into_body(), buffer: Vec::new() })
     }
 
@@ -258,10 +259,17 @@ impl Conn {
         format!("{}\t{accept}\t{}", request.method(), request.uri())
     }
 
+    /// Milliseconds since this process's first request: when a traced request started and ended.
+    fn trace_clock() -> f64 {
+        static START: OnceLock<std::time::Instant> = OnceLock::new();
+        START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64() * 1000.0
+    }
+
     /// Appends a request to the file KUBECTL_COORD_TRACE names, if any: one line of method,
     /// Accept, path, then the protocol, the body's bytes on the wire (compressed when the
-    /// server compressed it) and decoded (none for a watch, whose body streams on).
-    fn trace(line: String, wire: Option<&Wire>, decoded: Option<usize>) {
+    /// server compressed it) and decoded (none for a watch, whose body streams on), and
+    /// when it started and ended (ms after the first request; the benchmarks' critical path).
+    fn trace(line: String, wire: Option<&Wire>, decoded: Option<usize>, started: f64) {
         static TRACE: OnceLock<Option<Mutex<std::fs::File>>> = OnceLock::new();
         let file = TRACE.get_or_init(|| {
             let path = std::env::var_os("KUBECTL_COORD_TRACE")?;
@@ -275,7 +283,7 @@ impl Conn {
                 (Some(w), Some(d)) => format!("{}\t{d}", w.bytes()),
                 _ => "-\t-".into(),
             };
-            let _ = writeln!(f, "{line}\t{protocol}\t{bytes}");
+            let _ = writeln!(f, "{line}\t{protocol}\t{bytes}\t{started:.1}\t{:.1}", Self::trace_clock());
         }
     }
 
@@ -304,11 +312,12 @@ impl Conn {
 
     async fn send_once(&self, request: Request<Vec<u8>>, method: &Method, path: &str) -> Result<Reply, RequestError> {
         let line = Self::trace_line(&request);
+        let started = Self::trace_clock();
         let response = match self.respond(request).await {
             Ok(r) => r,
             Err(e) => {
                 // Failed requests are traced too (protocol and bytes unknown).
-                Self::trace(line, None, None);
+                Self::trace(line, None, None, started);
                 return Err(e);
             }
         };
@@ -326,7 +335,7 @@ impl Conn {
                 format!("reading the response: {}", flat(&e)),
             )
         })?;
-        Self::trace(line, wire.as_ref(), Some(body.len()));
+        Self::trace(line, wire.as_ref(), Some(body.len()), started);
         Ok(Reply { body: body.to_vec(), server_time })
     }
 
