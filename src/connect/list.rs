@@ -2,8 +2,10 @@
 //! continue token expires (410 Gone), so callers always get one consistent list.
 
 use jiff::Timestamp;
+use std::cell::RefCell;
+
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, Visitor};
 
 use super::request::{Accept, Conn, Reply, RequestError};
 
@@ -109,14 +111,17 @@ pub async fn list_all_paged<T: DeserializeOwned + Send + 'static>(
             };
             // The next page is requested before this one is decoded: the round trip
             // and the decoding overlap instead of adding up.
-            let head: Page<serde::de::IgnoredAny> = super::decode(&reply, &url, conn.server())?;
-            let next = head.metadata.continue_token.filter(|t| !t.is_empty()).map(|t| {
+            let head = match metadata_before_items(&reply.body) {
+                Some(metadata) => metadata,
+                None => super::decode::<Page<IgnoredAny>>(&reply, &url, conn.server())?.metadata,
+            };
+            let next = head.continue_token.filter(|t| !t.is_empty()).map(|t| {
                 let next_url = page_url(Some(&t));
                 (Fetch::start(conn, next_url.clone(), accept), next_url)
             });
             if server_time.is_none() {
                 server_time = reply.server_time;
-                resource_version = head.metadata.resource_version;
+                resource_version = head.resource_version;
             }
             let page = decode_page::<T>(reply, &url, conn.server()).await?;
             let page_items = page.items.unwrap_or_default();
@@ -128,6 +133,49 @@ pub async fn list_all_paged<T: DeserializeOwned + Send + 'static>(
             }
         }
     }
+}
+
+/// A page's list metadata read without scanning its items, when the metadata comes first
+/// (the API server writes kind, apiVersion, metadata, then items): the next page's request
+/// goes out after a few hundred bytes rather than after a scan of megabytes. None when the
+/// body does not start as a JSON object with metadata before items; the caller then decodes
+/// it all, which also reports whatever is wrong with it.
+fn metadata_before_items(body: &[u8]) -> Option<PageMeta> {
+    struct Head<'a>(&'a RefCell<Option<PageMeta>>);
+    impl<'de> DeserializeSeed<'de> for Head<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Head<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut metadata = None;
+            while let Some(key) = map.next_key::<String>()? {
+                match key.as_str() {
+                    "metadata" => metadata = Some(map.next_value::<PageMeta>()?),
+                    // Stopping here leaves the rest unread, which the parser reports as
+                    // an error: the metadata has been kept by then.
+                    "items" if metadata.is_some() => {
+                        *self.0.borrow_mut() = metadata;
+                        return Err(A::Error::custom("items not read"));
+                    }
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            *self.0.borrow_mut() = metadata;
+            Ok(())
+        }
+    }
+    let found = RefCell::new(None);
+    let _ = Head(&found).deserialize(&mut serde_json::Deserializer::from_slice(body));
+    found.into_inner()
 }
 
 /// Decodes a page on the blocking pool: the runtime's workers keep receiving the other
@@ -200,6 +248,60 @@ mod tests {
             serde_json::from_str(r#"{"metadata":{"resourceVersion":"5"},"items":null}"#).unwrap();
         assert!(page.items.unwrap_or_default().is_empty());
         assert_eq!(page.metadata.resource_version, "5");
+    }
+
+    fn full_head(body: &str) -> Option<(Option<String>, String)> {
+        let page: Page<IgnoredAny> = serde_json::from_str(body).ok()?;
+        Some((page.metadata.continue_token, page.metadata.resource_version))
+    }
+
+    fn quick_head(body: &str) -> Option<(Option<String>, String)> {
+        metadata_before_items(body.as_bytes()).map(|m| (m.continue_token, m.resource_version))
+    }
+
+    #[test]
+    fn the_continue_token_is_read_before_the_items() {
+        let page = r#"{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"eyJ2Ijoi\u003c+/=="},"items":[{"a":1}]}"#;
+        assert_eq!(quick_head(page), Some((Some("eyJ2Ijoi<+/==".into()), "7".into())));
+        assert_eq!(quick_head(page), full_head(page));
+        // Items that are not even JSON are never read: the page's own decode reports them.
+        let truncated = r#"{"metadata":{"resourceVersion":"8"},"items":[{"a":"#;
+        assert_eq!(quick_head(truncated), Some((None, "8".into())));
+        assert_eq!(full_head(truncated), None);
+    }
+
+    #[test]
+    fn metadata_after_items_or_none_is_still_found() {
+        for page in [
+            r#"{"items":[{"metadata":{"resourceVersion":"1"}}],"metadata":{"resourceVersion":"9","continue":"x"}}"#,
+            r#"{"kind":"List","metadata":{"resourceVersion":"9"}}"#,
+        ] {
+            assert_eq!(quick_head(page), full_head(page), "{page}");
+        }
+        // No metadata, or not a list at all: the caller's full decode decides (and reports).
+        for body in [r#"{"items":[]}"#, "", "[]", "<html>", r#"{"metadata":5,"items":[]}"#] {
+            assert_eq!(quick_head(body), None, "{body}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn agrees_with_a_full_decode(
+            token in proptest::option::of("\\PC{0,40}"),
+            rv in "[0-9]{1,12}",
+            items in proptest::collection::vec("\\PC{0,20}", 0..5),
+            metadata_first in proptest::bool::ANY,
+        ) {
+            let meta = serde_json::json!({"resourceVersion": rv, "continue": token});
+            let items = serde_json::json!(items.iter().map(|n| serde_json::json!({"metadata": {"name": n}})).collect::<Vec<_>>());
+            let body = if metadata_first {
+                format!(r#"{{"kind":"List","metadata":{meta},"items":{items}}}"#)
+            } else {
+                format!(r#"{{"items":{items},"kind":"List","metadata":{meta}}}"#)
+            };
+            proptest::prop_assert_eq!(quick_head(&body), full_head(&body));
+            proptest::prop_assert!(quick_head(&body).is_some());
+        }
     }
 
     #[test]
