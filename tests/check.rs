@@ -172,14 +172,15 @@ fn each_list_is_read_once() {
     let c = cluster();
     let ns = c.fresh_namespace("coord-check-once");
     c.apply(&pinned_deployment("one", &ns, "one", 1));
-    let requests = |args: &[&str]| -> Vec<String> {
+    let traced = |args: &[&str]| -> (Vec<String>, String) {
         let trace = c.dir.join(format!("{ns}-{}.trace", args.join("_").replace('/', "-")));
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));
         cmd.args(args).env("KUBECONFIG", c.kubeconfig("viewer")).env("KUBECTL_COORD_TRACE", &trace);
-        common::Run::of(cmd).ok();
+        let stdout = common::Run::of(cmd).ok().stdout;
         let text = std::fs::read_to_string(&trace).unwrap_or_default();
-        text.lines().map(|l| l.split('\t').nth(2).unwrap().to_string()).collect()
+        (text.lines().map(|l| l.split('\t').nth(2).unwrap().to_string()).collect(), stdout)
     };
+    let requests = |args: &[&str]| traced(args).0;
     let check = requests(&["check", "-A"]);
     let first_pages: Vec<&String> = check.iter().filter(|p| !p.contains("continue=")).collect();
     let mut seen = BTreeSet::new();
@@ -199,6 +200,26 @@ fn each_list_is_read_once() {
             .map(|args| requests(args).len())
             .sum();
     assert!(check.len() < one_by_one, "check {} requests, the commands {one_by_one}", check.len());
+
+    // In one namespace, the scheduler's lease (which the pod with no node is joined with) is
+    // read from kube-system beside the lists, not by a list of every lease after them.
+    wait_for("the pod with no node", 90, || {
+        !c.kubectl(&["-n", &ns, "get", "pods", "-o", "name"]).ok().stdout.trim().is_empty()
+    });
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let (scoped, out) = traced(&["check", "-n", &ns, "--stall-after", "1s", "-o", "json", "--only", "trace"]);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let messages: Vec<&str> =
+        report["findings"].as_array().unwrap().iter().filter_map(|f| f["message"].as_str()).collect();
+    assert!(messages.iter().any(|m| m.contains("kube-system/kube-scheduler is fresh")), "{messages:#?}");
+    let collection = |p: &String| p.split('?').next().unwrap_or_default().to_string();
+    let lease_lists: BTreeSet<String> = scoped.iter().map(collection).filter(|p| p.ends_with("/leases")).collect();
+    let expected: BTreeSet<String> = [
+        format!("/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"),
+        "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases".to_string(),
+    ]
+    .into();
+    assert_eq!(lease_lists, expected, "{scoped:#?}");
 }
 
 #[test]

@@ -18,7 +18,7 @@ use crate::analyze::resource_ref::ApiResource;
 use crate::analyze::selector::Labels;
 use crate::analyze::sequence::{TraceObject, object_from_json};
 use crate::commands::fields::census::{Census, DEFAULT_KINDS, Digest, Tally};
-use crate::commands::leases::fetch::{Candidate, LeaseItem, snapshot as lease_snapshot};
+use crate::commands::leases::fetch::{Candidate, LeaseItem, leases_in, snapshot as lease_snapshot};
 use crate::commands::overlaps::fetch::{self as overlaps_fetch, KINDS as OVERLAP_KINDS};
 use crate::commands::owners::fetch::{self as owners_fetch, Lists, Progress, Scope, Skipped, list_types, served};
 use crate::connect::{Accept, Session};
@@ -46,6 +46,10 @@ pub struct Snapshot {
     pub census_checked: BTreeMap<String, usize>,
     /// uid -> the replicas a workload asks for (shown beside a lease holder's controller).
     pub replicas: HashMap<String, i32>,
+    /// kube-system's Leases, read beside the lists when the scope is another namespace and
+    /// trace runs: the built-in controllers' leases, which its stalls are joined with, live
+    /// there. None when not read or not readable (the stalls then read what they need).
+    pub system_leases: Option<Vec<LeaseSnapshot>>,
 }
 
 /// How a type is read.
@@ -147,7 +151,7 @@ pub async fn snapshot(
             Accept::MetadataList
         }
     };
-    let (json, meta, unscheduled) = futures::join!(
+    let (json, meta, unscheduled, system_leases) = futures::join!(
         list_types::<Value>(session, &json_resources, scope, full_accept, FULL_CONCURRENCY, &progress),
         list_types::<MetaItem>(
             session,
@@ -157,7 +161,8 @@ pub async fn snapshot(
             METADATA_CONCURRENCY,
             &progress
         ),
-        unscheduled_pods(session, scope, plan.trace)
+        unscheduled_pods(session, scope, plan.trace),
+        system_leases(session, scope, plan.trace)
     );
     progress.clear();
     let (json, meta) = (json?, meta?);
@@ -166,6 +171,7 @@ pub async fn snapshot(
         leases_listed: json.items.iter().any(|(r, _)| is(r, "coordination.k8s.io", "leases")),
         ..Default::default()
     };
+    snap.system_leases = system_leases;
     match unscheduled {
         Ok(uids) => snap.unscheduled = uids,
         Err(skip) => snap.skipped.push(skip),
@@ -296,6 +302,20 @@ fn replicas(kind: &str, v: &Value) -> Option<i32> {
         "Job" => int("/spec/parallelism"),
         "PodDisruptionBudget" => None,
         _ => int("/spec/replicas").or(Some(1)),
+    }
+}
+
+/// kube-system's Leases when the lists do not cover them. Read beside the lists rather than
+/// after the analyses: a stalled built-in controller is joined with its lease there, and
+/// asking for it only once a stall is found put a whole list after everything else.
+async fn system_leases(session: &Session, scope: &Scope, wanted: bool) -> Option<Vec<LeaseSnapshot>> {
+    const SYSTEM: &str = "kube-system";
+    match scope {
+        Scope::Namespace(ns) if wanted && ns != SYSTEM => {
+            let (listed, _) = session.list_scoped::<LeaseItem>(Some(SYSTEM), leases_in, "", Accept::Json).await.ok()?;
+            Some(listed.items.into_iter().map(lease_snapshot).collect())
+        }
+        _ => None,
     }
 }
 

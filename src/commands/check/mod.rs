@@ -12,6 +12,7 @@ use clap::Args;
 use jiff::Timestamp;
 
 use crate::analyze::check::{self, Finding, Mechanism, Severity, Summary};
+use crate::analyze::lease::LeaseSnapshot;
 use crate::analyze::lease_report::{self, LeaseRow};
 use crate::analyze::overlap::{self, Options};
 use crate::analyze::owner_graph::{self, Graph};
@@ -144,25 +145,24 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
     // Leases and owners (over the owner graph) on one thread, overlaps and fields on
     // another: tens of thousands of objects take a few hundred milliseconds each side.
     let stuck_after = args.stuck_after.as_secs() as i64;
-    let (snap_ref, graph_ref) = (&snap, &graph);
     let (first, second) = tokio::task::block_in_place(|| {
         std::thread::scope(|threads| {
-            let other = threads.spawn(move || {
+            let other = threads.spawn(|| {
                 let mut part = Part::default();
                 if plan.overlaps {
-                    overlap_part(snap_ref, &mut part);
+                    overlap_part(&snap, &mut part);
                 }
                 if plan.fields {
-                    fields_part(snap_ref, &mut part);
+                    fields_part(&snap, &mut part);
                 }
                 part
             });
             let mut part = Part::default();
             if plan.leases {
-                lease_part(snap_ref, graph_ref, now, &mut part);
+                lease_part(&snap, &graph, now, &mut part);
             }
             if plan.owners {
-                owner_part(snap_ref, graph_ref, stuck_after, &mut part);
+                owner_part(&snap, &graph, stuck_after, &mut part);
             }
             (part, other.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
         })
@@ -298,18 +298,30 @@ async fn trace_findings(
     };
     let mut lookups: BTreeMap<LeaseKey, LeaseLookup> = BTreeMap::new();
     let mut missing: BTreeSet<LeaseKey> = BTreeSet::new();
+    let named = |leases: &[LeaseSnapshot], namespace: &str, name: &str| {
+        leases.iter().find(|l| l.namespace == namespace && l.name == name).cloned()
+    };
     for key in found.iter().filter_map(|s| s.responsible.lease.clone()) {
-        if !listed_covers(&key) {
-            missing.insert(key);
-            continue;
-        }
-        let hit = match &key {
-            LeaseKey::Named { namespace, name } => {
-                snap.leases.iter().find(|l| &l.namespace == namespace && &l.name == name)
+        let hit = match (&key, &snap.system_leases) {
+            _ if listed_covers(&key) => Some(match &key {
+                LeaseKey::Named { namespace, name } => named(&snap.leases, namespace, name),
+                LeaseKey::Manager { manager } => lease_for_manager(manager, &snap.leases).cloned(),
+            }),
+            (LeaseKey::Named { namespace, name }, Some(system)) if namespace == "kube-system" => {
+                Some(named(system, namespace, name))
             }
-            LeaseKey::Manager { manager } => lease_for_manager(manager, &snap.leases),
+            // A manager's lease outside kube-system is still found by the full read below.
+            (LeaseKey::Manager { manager }, Some(system)) => lease_for_manager(manager, system).cloned().map(Some),
+            _ => None,
         };
-        lookups.insert(key, hit.cloned().map_or(LeaseLookup::Missing, LeaseLookup::Found));
+        match hit {
+            Some(lease) => {
+                lookups.insert(key, lease.map_or(LeaseLookup::Missing, LeaseLookup::Found));
+            }
+            None => {
+                missing.insert(key);
+            }
+        }
     }
     if !missing.is_empty() {
         lookups.extend(crate::commands::trace::fetch::leases(session, missing).await);
