@@ -80,6 +80,8 @@ say "kubectl coord fields deploy/storefront -n coord-demo --by-manager"
 kubectl coord fields deploy/storefront -n coord-demo --by-manager
 say "kubectl coord fields deploy/storefront -n coord-demo -o wide --path .spec"
 kubectl coord fields deploy/storefront -n coord-demo -o wide --path .spec
+say "kubectl coord fields deploy/storefront -n coord-demo -o blame   # the object, each line with who owns it"
+kubectl coord fields deploy/storefront -n coord-demo -o blame
 say "kubectl coord fields -n coord-demo   # census of every workload object"
 kubectl coord fields -n coord-demo
 say "kubectl coord fields deploy/storefront -n coord-demo --watch --watch-timeout 10s   # while gitops and a scaler fight"
