@@ -18,7 +18,7 @@ use crate::analyze::overlap::{self, Options};
 use crate::analyze::owner_graph::{self, Graph};
 use crate::analyze::sequence::TraceSnapshot;
 use crate::analyze::stall::{LeaseKey, LeaseLookup, judge, lease_for_manager, stalls};
-use crate::cli::{ConnectionArgs, FleetArgs};
+use crate::cli::{ConnectionArgs, FleetArgs, OutputFormat};
 use crate::commands::fleet::{self, Rendered};
 use crate::commands::owners::fetch::Scope;
 use crate::connect::duration::duration_arg;
@@ -117,7 +117,9 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
         rendered.warnings = report.warnings();
         rendered.findings = !report.findings.is_empty();
         let prefix = if in_fleet { report.context.as_deref() } else { None };
-        rendered.junit = Some(report.junit_suites(prefix));
+        if printer.format == OutputFormat::Junit {
+            rendered.junit = Some(report.junit_suites(prefix));
+        }
         Ok(rendered)
     })
     .await
