@@ -202,7 +202,7 @@ fn each_list_is_read_once() {
     assert!(check.len() < one_by_one, "check {} requests, the commands {one_by_one}", check.len());
 
     // In one namespace, the scheduler's lease (which the pod with no node is joined with) is
-    // read from kube-system beside the lists, not by a list of every lease after them.
+    // read with the rest of kube-system's leases beside the lists, not asked for after them.
     wait_for("the pod with no node", 90, || {
         !c.kubectl(&["-n", &ns, "get", "pods", "-o", "name"]).ok().stdout.trim().is_empty()
     });

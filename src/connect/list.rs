@@ -1,9 +1,9 @@
 //! Paginated lists: `limit` + `continue`, restarting from the first page when a
 //! continue token expires (410 Gone), so callers always get one consistent list.
 
-use jiff::Timestamp;
 use std::cell::RefCell;
 
+use jiff::Timestamp;
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, Visitor};
 
