@@ -305,11 +305,13 @@ fn replicas(kind: &str, v: &Value) -> Option<i32> {
     }
 }
 
+/// Where the built-in controllers' leases are.
+pub(super) const SYSTEM: &str = "kube-system";
+
 /// kube-system's Leases when the lists do not cover them. Read beside the lists rather than
 /// after the analyses: a stalled built-in controller is joined with its lease there, and
 /// asking for it only once a stall is found put a whole list after everything else.
 async fn system_leases(session: &Session, scope: &Scope, wanted: bool) -> Option<Vec<LeaseSnapshot>> {
-    const SYSTEM: &str = "kube-system";
     match scope {
         Scope::Namespace(ns) if wanted && ns != SYSTEM => {
             let (listed, _) = session.list_scoped::<LeaseItem>(Some(SYSTEM), leases_in, "", Accept::Json).await.ok()?;

@@ -298,23 +298,29 @@ async fn trace_findings(
                 (LeaseKey::Manager { .. }, Scope::Namespace(_)) => false,
             }
     };
+    let lookup = |key: &LeaseKey, leases: &[LeaseSnapshot]| match key {
+        LeaseKey::Named { namespace, name } => {
+            leases.iter().find(|l| &l.namespace == namespace && &l.name == name).cloned()
+        }
+        LeaseKey::Manager { manager } => lease_for_manager(manager, leases).cloned(),
+    };
     let mut lookups: BTreeMap<LeaseKey, LeaseLookup> = BTreeMap::new();
     let mut missing: BTreeSet<LeaseKey> = BTreeSet::new();
-    let named = |leases: &[LeaseSnapshot], namespace: &str, name: &str| {
-        leases.iter().find(|l| l.namespace == namespace && l.name == name).cloned()
-    };
-    for key in found.iter().filter_map(|s| s.responsible.lease.clone()) {
-        let hit = match (&key, &snap.system_leases) {
-            _ if listed_covers(&key) => Some(match &key {
-                LeaseKey::Named { namespace, name } => named(&snap.leases, namespace, name),
-                LeaseKey::Manager { manager } => lease_for_manager(manager, &snap.leases).cloned(),
-            }),
-            (LeaseKey::Named { namespace, name }, Some(system)) if namespace == "kube-system" => {
-                Some(named(system, namespace, name))
+    // Thousands of stalls name a handful of leases (most often the scheduler's): each once.
+    let keys: BTreeSet<LeaseKey> = found.iter().filter_map(|s| s.responsible.lease.clone()).collect();
+    for key in keys {
+        // Some(found or not) when a list read covers the key; None when it must be read.
+        let hit = if listed_covers(&key) {
+            Some(lookup(&key, &snap.leases))
+        } else {
+            match (&key, &snap.system_leases) {
+                (LeaseKey::Named { namespace, .. }, Some(system)) if namespace == fetch::SYSTEM => {
+                    Some(lookup(&key, system))
+                }
+                // A manager's lease outside kube-system is still found by the full read below.
+                (LeaseKey::Manager { .. }, Some(system)) => lookup(&key, system).map(Some),
+                _ => None,
             }
-            // A manager's lease outside kube-system is still found by the full read below.
-            (LeaseKey::Manager { manager }, Some(system)) => lease_for_manager(manager, system).cloned().map(Some),
-            _ => None,
         };
         match hit {
             Some(lease) => {
