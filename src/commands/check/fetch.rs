@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::Plan;
 use crate::analyze::lease::LeaseSnapshot;
@@ -152,7 +153,7 @@ pub async fn snapshot(
         }
     };
     let (json, meta, unscheduled, system_leases) = futures::join!(
-        list_types::<Value>(session, &json_resources, scope, full_accept, FULL_CONCURRENCY, &progress),
+        list_types::<Box<RawValue>>(session, &json_resources, scope, full_accept, FULL_CONCURRENCY, &progress),
         list_types::<MetaItem>(
             session,
             &meta_resources,
@@ -204,34 +205,37 @@ fn absorb_lists<A, B>(snap: &mut Snapshot, json: &Lists<A>, meta: &Lists<B>) {
     }
 }
 
-fn read_json(snap: &mut Snapshot, plan: &Plan, tally: &mut Tally, r: &ApiResource, items: Vec<Value>) {
+/// Each whole object is kept as its JSON text and decoded by each analysis straight into the
+/// little it reads: building a `Value` tree of every object first cost more than all of them.
+fn read_json(snap: &mut Snapshot, plan: &Plan, tally: &mut Tally, r: &ApiResource, items: Vec<Box<RawValue>>) {
     let overlap = overlap_kind(r);
     let census = plan.fields && census_kind(r);
     if census {
         *snap.census_checked.entry(r.kind.clone()).or_default() += items.len();
     }
-    for v in items {
-        if let Ok(item) = owners_fetch::Item::deserialize(&v) {
+    for raw in items {
+        let text = raw.get();
+        if let Ok(item) = serde_json::from_str::<owners_fetch::Item>(text) {
             snap.objects.push(item.into_object(r));
         }
-        if census && let Ok(digest) = Digest::deserialize(&v) {
+        if census && let Ok(digest) = serde_json::from_str::<Digest>(text) {
             tally.add(&r.kind, digest);
         }
         if is(r, "coordination.k8s.io", "leases") {
-            if let Ok(item) = LeaseItem::deserialize(&v) {
+            if let Ok(item) = serde_json::from_str::<LeaseItem>(text) {
                 snap.leases.push(lease_snapshot(item));
             }
             continue;
         }
         if is(r, "coordination.k8s.io", "leasecandidates") {
-            if let Ok(c) = Candidate::deserialize(&v) {
+            if let Ok(c) = serde_json::from_str::<Candidate>(text) {
                 snap.candidates.push(c.snapshot());
             }
             continue;
         }
         let Some(kind) = overlap else { continue };
         if plan.overlaps
-            && let Ok(obj) = overlaps_fetch::Object::deserialize(&v)
+            && let Ok(obj) = serde_json::from_str::<overlaps_fetch::Object>(text)
         {
             match overlaps_fetch::controller(kind, obj) {
                 Ok(c) => snap.controllers.push(c),
@@ -239,11 +243,15 @@ fn read_json(snap: &mut Snapshot, plan: &Plan, tally: &mut Tally, r: &ApiResourc
             }
         }
         if plan.leases
-            && let (Some(uid), Some(n)) = (v.pointer("/metadata/uid").and_then(Value::as_str), replicas(&r.kind, &v))
+            && let Ok(w) = serde_json::from_str::<Workload>(text)
+            && let Some(n) = w.replicas(&r.kind)
         {
-            snap.replicas.insert(uid.to_string(), n);
+            snap.replicas.insert(w.metadata.uid, n);
         }
-        if plan.trace && kind != "PodDisruptionBudget" {
+        if plan.trace
+            && kind != "PodDisruptionBudget"
+            && let Ok(v) = serde_json::from_str::<Value>(text)
+        {
             let mut o = object_from_json(&v);
             o.kind = r.kind.clone();
             o.api_version = r.group_version();
@@ -295,13 +303,41 @@ fn read_metadata(snap: &mut Snapshot, plan: &Plan, r: &ApiResource, items: Vec<M
 }
 
 /// What a workload asks for, as `leases` shows it beside a holder's controller.
-fn replicas(kind: &str, v: &Value) -> Option<i32> {
-    let int = |p: &str| v.pointer(p).and_then(Value::as_i64).map(|n| n as i32);
-    match kind {
-        "DaemonSet" => int("/status/desiredNumberScheduled"),
-        "Job" => int("/spec/parallelism"),
-        "PodDisruptionBudget" => None,
-        _ => int("/spec/replicas").or(Some(1)),
+#[derive(Deserialize)]
+struct Workload {
+    metadata: UidOnly,
+    #[serde(default)]
+    spec: WorkloadSpec,
+    #[serde(default)]
+    status: WorkloadStatus,
+}
+
+#[derive(Deserialize)]
+struct UidOnly {
+    #[serde(default)]
+    uid: String,
+}
+
+#[derive(Deserialize, Default)]
+struct WorkloadSpec {
+    replicas: Option<i32>,
+    parallelism: Option<i32>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct WorkloadStatus {
+    desired_number_scheduled: Option<i32>,
+}
+
+impl Workload {
+    fn replicas(&self, kind: &str) -> Option<i32> {
+        match kind {
+            "DaemonSet" => self.status.desired_number_scheduled,
+            "Job" => self.spec.parallelism,
+            "PodDisruptionBudget" => None,
+            _ => self.spec.replicas.or(Some(1)),
+        }
     }
 }
 
@@ -327,11 +363,6 @@ async fn unscheduled_pods(session: &Session, scope: &Scope, wanted: bool) -> Res
     #[derive(Deserialize)]
     struct Item {
         metadata: UidOnly,
-    }
-    #[derive(Deserialize)]
-    struct UidOnly {
-        #[serde(default)]
-        uid: String,
     }
     if !wanted {
         return Ok(HashSet::new());
