@@ -53,6 +53,43 @@ pub struct Snapshot {
     pub system_leases: Option<Vec<LeaseSnapshot>>,
 }
 
+/// What one list adds to the snapshot, digested on the blocking pool as soon as the list is
+/// in: the lists finish at different times, and the last (pods, paged) leaves the others'
+/// decoding nothing to wait for.
+#[derive(Default)]
+struct Digested {
+    objects: Vec<Object>,
+    controllers: Vec<Controller>,
+    invalid: Vec<String>,
+    pods: Vec<PodMeta>,
+    leases: Vec<LeaseSnapshot>,
+    candidates: Vec<CandidateSnapshot>,
+    workloads: Vec<TraceObject>,
+    /// The census's digests, and how many objects it read (None: not a census kind).
+    digests: Vec<Digest>,
+    census_checked: Option<usize>,
+    replicas: HashMap<String, i32>,
+}
+
+impl Snapshot {
+    fn absorb(&mut self, r: &ApiResource, part: Digested, tally: &mut Tally) {
+        self.objects.extend(part.objects);
+        self.controllers.extend(part.controllers);
+        self.invalid.extend(part.invalid);
+        self.pods.extend(part.pods);
+        self.leases.extend(part.leases);
+        self.candidates.extend(part.candidates);
+        self.workloads.extend(part.workloads);
+        self.replicas.extend(part.replicas);
+        if let Some(n) = part.census_checked {
+            *self.census_checked.entry(r.kind.clone()).or_default() += n;
+        }
+        for digest in part.digests {
+            tally.add(&r.kind, digest);
+        }
+    }
+}
+
 /// How a type is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Read {
@@ -152,15 +189,19 @@ pub async fn snapshot(
             Accept::MetadataList
         }
     };
+    let plan = *plan;
     let (json, meta, unscheduled, system_leases) = futures::join!(
-        list_types::<Box<RawValue>>(session, &json_resources, scope, full_accept, FULL_CONCURRENCY, &progress),
-        list_types::<MetaItem>(
+        list_types(session, &json_resources, scope, full_accept, FULL_CONCURRENCY, &progress, move |r, items| {
+            read_json(&plan, r, items)
+        }),
+        list_types(
             session,
             &meta_resources,
             scope,
             |_| Accept::MetadataList,
             METADATA_CONCURRENCY,
-            &progress
+            &progress,
+            move |r, items| read_metadata(&plan, r, items)
         ),
         unscheduled_pods(session, scope, plan.trace),
         system_leases(session, scope, plan.trace)
@@ -179,11 +220,8 @@ pub async fn snapshot(
     }
     absorb_lists(&mut snap, &json, &meta);
     let mut tally = Tally::default();
-    for (r, items) in json.items {
-        read_json(&mut snap, plan, &mut tally, &r, items);
-    }
-    for (r, items) in meta.items {
-        read_metadata(&mut snap, plan, &r, items);
+    for (r, part) in json.items.into_iter().chain(meta.items) {
+        snap.absorb(&r, part, &mut tally);
     }
     snap.census = tally.finish();
     snap.skipped.sort_by(|a, b| (&a.resource, &a.namespace).cmp(&(&b.resource, &b.namespace)));
@@ -207,29 +245,30 @@ fn absorb_lists<A, B>(snap: &mut Snapshot, json: &Lists<A>, meta: &Lists<B>) {
 
 /// Each whole object is kept as its JSON text and decoded by each analysis straight into the
 /// little it reads: building a `Value` tree of every object first cost more than all of them.
-fn read_json(snap: &mut Snapshot, plan: &Plan, tally: &mut Tally, r: &ApiResource, items: Vec<Box<RawValue>>) {
+fn read_json(plan: &Plan, r: &ApiResource, items: Vec<Box<RawValue>>) -> Digested {
+    let mut part = Digested::default();
     let overlap = overlap_kind(r);
     let census = plan.fields && census_kind(r);
     if census {
-        *snap.census_checked.entry(r.kind.clone()).or_default() += items.len();
+        part.census_checked = Some(items.len());
     }
     for raw in items {
         let text = raw.get();
         if let Ok(item) = serde_json::from_str::<owners_fetch::Item>(text) {
-            snap.objects.push(item.into_object(r));
+            part.objects.push(item.into_object(r));
         }
         if census && let Ok(digest) = serde_json::from_str::<Digest>(text) {
-            tally.add(&r.kind, digest);
+            part.digests.push(digest);
         }
         if is(r, "coordination.k8s.io", "leases") {
             if let Ok(item) = serde_json::from_str::<LeaseItem>(text) {
-                snap.leases.push(lease_snapshot(item));
+                part.leases.push(lease_snapshot(item));
             }
             continue;
         }
         if is(r, "coordination.k8s.io", "leasecandidates") {
             if let Ok(c) = serde_json::from_str::<Candidate>(text) {
-                snap.candidates.push(c.snapshot());
+                part.candidates.push(c.snapshot());
             }
             continue;
         }
@@ -238,15 +277,15 @@ fn read_json(snap: &mut Snapshot, plan: &Plan, tally: &mut Tally, r: &ApiResourc
             && let Ok(obj) = serde_json::from_str::<overlaps_fetch::Object>(text)
         {
             match overlaps_fetch::controller(kind, obj) {
-                Ok(c) => snap.controllers.push(c),
-                Err(e) => snap.invalid.push(e),
+                Ok(c) => part.controllers.push(c),
+                Err(e) => part.invalid.push(e),
             }
         }
         if plan.leases
             && let Ok(w) = serde_json::from_str::<Workload>(text)
             && let Some(n) = w.replicas(&r.kind)
         {
-            snap.replicas.insert(w.metadata.uid, n);
+            part.replicas.insert(w.metadata.uid, n);
         }
         if plan.trace
             && kind != "PodDisruptionBudget"
@@ -255,12 +294,14 @@ fn read_json(snap: &mut Snapshot, plan: &Plan, tally: &mut Tally, r: &ApiResourc
             let mut o = object_from_json(&v);
             o.kind = r.kind.clone();
             o.api_version = r.group_version();
-            snap.workloads.push(o);
+            part.workloads.push(o);
         }
     }
+    part
 }
 
-fn read_metadata(snap: &mut Snapshot, plan: &Plan, r: &ApiResource, items: Vec<MetaItem>) {
+fn read_metadata(plan: &Plan, r: &ApiResource, items: Vec<MetaItem>) -> Digested {
+    let mut part = Digested::default();
     let pods = is_pods(r);
     for item in items {
         let m = item.metadata;
@@ -268,7 +309,7 @@ fn read_metadata(snap: &mut Snapshot, plan: &Plan, r: &ApiResource, items: Vec<M
         let namespace = m.namespace.filter(|n| !n.is_empty());
         let controller = m.owner_references.iter().find(|o| o.is_controller());
         if pods && plan.trace {
-            snap.workloads.push(TraceObject {
+            part.workloads.push(TraceObject {
                 uid: m.uid.clone(),
                 api_version: "v1".into(),
                 kind: "Pod".into(),
@@ -281,14 +322,14 @@ fn read_metadata(snap: &mut Snapshot, plan: &Plan, r: &ApiResource, items: Vec<M
             });
         }
         if pods && plan.overlaps {
-            snap.pods.push(PodMeta {
+            part.pods.push(PodMeta {
                 namespace: namespace.clone().unwrap_or_default(),
                 name: m.name.clone(),
                 labels,
                 controller: controller.map(|c| (c.kind.clone(), c.name.clone(), c.uid.clone())),
             });
         }
-        snap.objects.push(Object {
+        part.objects.push(Object {
             uid: m.uid,
             api_version: r.group_version(),
             kind: r.kind.clone(),
@@ -300,6 +341,7 @@ fn read_metadata(snap: &mut Snapshot, plan: &Plan, r: &ApiResource, items: Vec<M
             finalizers: m.finalizers,
         });
     }
+    part
 }
 
 /// What a workload asks for, as `leases` shows it beside a holder's controller.

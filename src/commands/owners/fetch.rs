@@ -141,26 +141,33 @@ impl Progress {
     }
 }
 
-/// Every object of `types` in `scope`, decoded as `T`, with where each type was listed
-/// and what could not be.
-pub struct Lists<T> {
-    pub items: Vec<(ApiResource, Vec<T>)>,
+/// What was read of each of `types` in `scope` (its objects, or what they were digested
+/// into), with where each type was listed and what could not be.
+pub struct Lists<P> {
+    pub items: Vec<(ApiResource, P)>,
     pub listed: HashMap<(String, String), Listed>,
     pub skipped: Vec<Skipped>,
     pub server_time: Option<Timestamp>,
 }
 
-/// Lists `types` in `scope`, `concurrency` at a time, each with `accept(type)`. A type
-/// that is forbidden or fails is a [`Skipped`] row; an unreachable server or refused
-/// credentials end the whole read.
-pub async fn list_types<T: DeserializeOwned + Send + 'static>(
+/// Lists `types` in `scope`, `concurrency` at a time, each with `accept(type)`, and hands
+/// each type's objects to `digest` on the blocking pool as soon as its list is in, while the
+/// other lists are still being read. A type that is forbidden or fails is a [`Skipped`] row;
+/// an unreachable server or refused credentials end the whole read.
+pub async fn list_types<T, P, D>(
     session: &Session,
     types: &[ApiResource],
     scope: &Scope,
     accept: impl Fn(&ApiResource) -> Accept,
     concurrency: usize,
     progress: &Progress,
-) -> anyhow::Result<Lists<T>> {
+    digest: D,
+) -> anyhow::Result<Lists<P>>
+where
+    T: DeserializeOwned + Send + 'static,
+    P: Send + 'static,
+    D: Fn(&ApiResource, Vec<T>) -> P + Clone + Send + 'static,
+{
     let lists = stream::iter(types.iter())
         .map(|r| {
             let ns = match scope {
@@ -168,14 +175,25 @@ pub async fn list_types<T: DeserializeOwned + Send + 'static>(
                 _ => None,
             };
             let accept = accept(r);
+            let digest = digest.clone();
             async move {
                 let listed = if r.namespaced {
                     session.list_scoped::<T>(ns, |ns| r.collection(ns), "", accept).await
                 } else {
                     list_all::<T>(&session.conn, &r.collection(None), "", accept).await.map(|l| (l, None))
                 };
+                let digested = match listed {
+                    Ok((listed, fallback)) => {
+                        let (resource, items) = (r.clone(), listed.items);
+                        let part = tokio::task::spawn_blocking(move || digest(&resource, items))
+                            .await
+                            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+                        Ok((part, listed.server_time, fallback))
+                    }
+                    Err(e) => Err(e),
+                };
                 progress.tick();
-                (r, ns, listed)
+                (r, ns, digested)
             }
         })
         .buffer_unordered(concurrency)
@@ -183,7 +201,7 @@ pub async fn list_types<T: DeserializeOwned + Send + 'static>(
         .await;
     let mut out = Lists { items: Vec::new(), listed: HashMap::new(), skipped: Vec::new(), server_time: None };
     for (r, ns, listed) in lists {
-        let (listed, fallback) = match listed {
+        let (part, server_time, fallback) = match listed {
             Ok(l) => l,
             // The server cannot be reached, or refuses the credentials: nothing else will work either.
             Err(e) if !e.answered() || e.unauthorized() => return Err(e.into()),
@@ -193,7 +211,7 @@ pub async fn list_types<T: DeserializeOwned + Send + 'static>(
                 continue;
             }
         };
-        out.server_time = out.server_time.or(listed.server_time);
+        out.server_time = out.server_time.or(server_time);
         let place = match (ns, &fallback) {
             (Some(ns), _) => Listed::In(BTreeSet::from([ns.to_string()])),
             (None, Some(f)) => {
@@ -211,7 +229,7 @@ pub async fn list_types<T: DeserializeOwned + Send + 'static>(
             (None, None) => Listed::Everywhere,
         };
         out.listed.insert((r.group.clone(), r.kind.clone()), place);
-        out.items.push((r.clone(), listed.items));
+        out.items.push((r.clone(), part));
     }
     out.skipped.sort_by(|a, b| a.resource.cmp(&b.resource));
     Ok(out)
@@ -220,12 +238,13 @@ pub async fn list_types<T: DeserializeOwned + Send + 'static>(
 pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> anyhow::Result<Snapshot> {
     let types = plan(all);
     let progress = Progress::new(types.len());
-    let lists = list_types::<Item>(session, &types, scope, |_| Accept::MetadataList, CONCURRENCY, &progress).await;
+    let to_objects =
+        |r: &ApiResource, items: Vec<Item>| items.into_iter().map(|i| i.into_object(r)).collect::<Vec<_>>();
+    let lists = list_types(session, &types, scope, |_| Accept::MetadataList, CONCURRENCY, &progress, to_objects).await;
     progress.clear();
     let lists = lists?;
-    let objects = lists.items.into_iter().flat_map(|(r, items)| items.into_iter().map(move |i| i.into_object(&r)));
     Ok(Snapshot {
-        objects: objects.collect(),
+        objects: lists.items.into_iter().flat_map(|(_, objects)| objects).collect(),
         coverage: Coverage { served: served(all), listed: lists.listed },
         skipped: lists.skipped,
         server_time: lists.server_time,
