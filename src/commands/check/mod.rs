@@ -4,7 +4,7 @@
 mod fetch;
 pub(crate) mod render;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -17,7 +17,8 @@ use crate::analyze::lease_report::{self, LeaseRow};
 use crate::analyze::overlap::{self, Options};
 use crate::analyze::owner_graph::{self, Graph};
 use crate::analyze::sequence::TraceSnapshot;
-use crate::analyze::stall::{LeaseKey, LeaseLookup, judge, lease_for_manager, stalls};
+use crate::analyze::sequence::TraceObject;
+use crate::analyze::stall::{LeaseKey, LeaseLookup, Stall, judge, lease_for_manager, stalls};
 use crate::cli::{ConnectionArgs, FleetArgs, OutputFormat};
 use crate::commands::fleet::{self, Rendered};
 use crate::commands::owners::fetch::Scope;
@@ -139,15 +140,16 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
         printer.warn("the API server sent no Date header; ages use the local clock");
         Timestamp::now()
     });
-    let graph = Graph::build(std::mem::take(&mut snap.objects), &snap.coverage);
     let mut summaries: BTreeMap<Mechanism, Summary> = BTreeMap::new();
     let mut count = |m: Mechanism, kind: &str, n: usize| {
         *summaries.entry(m).or_default().checked.entry(kind.to_string()).or_default() += n;
     };
-    // Leases and owners (over the owner graph) on one thread, overlaps and fields on
-    // another: tens of thousands of objects take a few hundred milliseconds each side.
+    // The owner graph, leases, owners and the search for stalls on one thread, overlaps and
+    // fields on another: tens of thousands of objects take a few hundred milliseconds each side.
     let stuck_after = args.stuck_after.as_secs() as i64;
-    let (first, second) = tokio::task::block_in_place(|| {
+    let objects = std::mem::take(&mut snap.objects);
+    let workloads = std::mem::take(&mut snap.workloads);
+    let (first, second, traced) = tokio::task::block_in_place(|| {
         std::thread::scope(|threads| {
             let other = threads.spawn(|| {
                 let mut part = Part::default();
@@ -159,6 +161,7 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
                 }
                 part
             });
+            let graph = Graph::build(objects, &snap.coverage);
             let mut part = Part::default();
             if plan.leases {
                 lease_part(&snap, &graph, now, &mut part);
@@ -166,7 +169,8 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
             if plan.owners {
                 owner_part(&snap, &graph, stuck_after, &mut part);
             }
-            (part, other.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            let traced = plan.trace.then(|| stall_part(&snap, workloads, now, args.stall_after, &mut part));
+            (part, other.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), traced)
         })
     });
     let mut found: Vec<Finding> = Vec::new();
@@ -176,9 +180,8 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
         }
         found.extend(part.findings);
     }
-    if plan.trace {
-        let forest = check::workload_snapshot(std::mem::take(&mut snap.workloads));
-        found.extend(trace_findings(session, &snap, forest, &scope, now, args.stall_after, &mut count).await);
+    if let Some((forest, stalls)) = traced {
+        found.extend(trace_findings(session, &snap, &forest, stalls, &scope, now).await);
     }
     let findings = check::select(found, args.min_severity);
     check::tally(&mut summaries, &findings);
@@ -271,25 +274,37 @@ fn lease_rows(snap: &fetch::Snapshot, graph: &Graph, now: Timestamp) -> Vec<Leas
     rows
 }
 
-/// Stalls in the controllers and pods in scope, each joined with its controller's lease:
-/// from the lease list when it covers the lease, else read for it.
+/// The stalls in the controllers and pods in scope (pure), counting what was searched.
+fn stall_part(
+    snap: &fetch::Snapshot,
+    workloads: Vec<TraceObject>,
+    now: Timestamp,
+    stall_after: Duration,
+    part: &mut Part,
+) -> (TraceSnapshot, Vec<Stall>) {
+    let forest = check::workload_snapshot(workloads);
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for o in &forest.objects {
+        *kinds.entry(o.kind.as_str()).or_default() += 1;
+    }
+    part.counts.extend(kinds.into_iter().map(|(k, n)| (Mechanism::Trace, k.to_string(), n)));
+    let found = stalls(&forest, now, stall_after.as_secs() as i64)
+        .into_iter()
+        .filter(|s| check::keep_stall(&forest, s, &snap.unscheduled))
+        .collect();
+    (forest, found)
+}
+
+/// Each stall joined with its controller's lease: from the lease lists when they cover the
+/// lease, else read for it.
 async fn trace_findings(
     session: &Session,
     snap: &fetch::Snapshot,
-    forest: TraceSnapshot,
+    forest: &TraceSnapshot,
+    found: Vec<Stall>,
     scope: &Scope,
     now: Timestamp,
-    stall_after: Duration,
-    count: &mut impl FnMut(Mechanism, &str, usize),
 ) -> Vec<Finding> {
-    for o in &forest.objects {
-        count(Mechanism::Trace, &o.kind, 1);
-    }
-    let unscheduled: &HashSet<String> = &snap.unscheduled;
-    let found: Vec<_> = stalls(&forest, now, stall_after.as_secs() as i64)
-        .into_iter()
-        .filter(|s| check::keep_stall(&forest, s, unscheduled))
-        .collect();
     let listed_covers = |key: &LeaseKey| {
         snap.leases_listed
             && match (key, scope) {
@@ -342,5 +357,5 @@ async fn trace_findings(
         })
         .filter(|(stall, verdict)| crate::analyze::stall::confirmed(stall, verdict.as_ref()))
         .collect();
-    check::stalls(&forest, &judged)
+    check::stalls(forest, &judged)
 }
