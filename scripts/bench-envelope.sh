@@ -28,8 +28,20 @@ control_plane_memory() {
 # at 75,000 pods one poll took over a minute of API server time, which slowed kwok itself in
 # the first envelope run, hence the long pause between polls.
 running_pods() {
-  "$bin/kubectl" --kubeconfig "$admin" get pods -A --field-selector=status.phase=Running \
-    --chunk-size=5000 -o name 2>/dev/null | wc -l
+  count pods -A --field-selector=status.phase=Running --chunk-size=5000
+}
+
+# count ARGS...: how many objects `kubectl get ARGS -o name` lists. A failed list prints
+# kubectl's error to the log and returns 1, printing nothing: a list cut short by an error
+# must not pass for a count (the first full envelope run's "exactly 75,000" looked like one).
+count() {
+  local out
+  if ! out=$("$bin/kubectl" --kubeconfig "$admin" get "$@" -o name 2>"$work/count.err"); then
+    log "kubectl get $* failed: $(tail -n1 "$work/count.err")"
+    return 1
+  fi
+  [[ -z $out ]] && { echo 0; return; }
+  wc -l <<<"$out"
 }
 
 # envelope_load NS: one half of the envelope; prints the loader's summary, then waits
@@ -46,16 +58,22 @@ envelope_load() {
   local start=$SECONDS
   pods_before=${running_total:-0}
   local last=-1
+  local n
   while :; do
-    running_total=$(running_pods)
-    ((running_total - pods_before >= want)) && break
-    ((SECONDS - start > 900)) && { log "kwok had $running_total pods Running after 15 min; measuring anyway"; break; }
-    ((running_total == last)) && { log "kwok brought no pod to Running in the last minute; measuring anyway"; break; }
-    last=$running_total
-    log "$ns: $running_total pods Running so far"
+    # A failed poll counts for nothing: neither progress nor a stall.
+    if n=$(running_pods); then
+      running_total=$n
+      ((running_total - pods_before >= want)) && break
+      ((running_total == last)) && { log "kwok brought no pod to Running in the last minute; measuring anyway"; break; }
+      last=$running_total
+      log "$ns: $running_total pods Running so far"
+    fi
+    ((SECONDS - start > 900)) && { log "kwok had ${running_total:-an unknown number of} pods Running after 15 min; measuring anyway"; break; }
     sleep 60
   done
-  echo "$((running_total - pods_before)) of its $want pods Running $((SECONDS - start))s after the loader finished" > "$work/running-$ns.txt"
+  local running="an unknown number"
+  [[ -n ${running_total:-} ]] && running=$((running_total - pods_before))
+  echo "$running of its $want pods Running $((SECONDS - start))s after the loader finished" > "$work/running-$ns.txt"
 }
 
 # The rows and notes so far, kept outside the cluster's directory as they are measured, so a
@@ -88,19 +106,18 @@ envelope_scan() { # envelope_scan SIZE_LABEL
 }
 
 envelope() {
-  local k="$bin/kubectl"
   envelope_load env-a
   local mem_a pods_a
   mem_a=$(control_plane_memory)
   echo "control plane after env-a: $mem_a" > "$work/memory-env-a.txt"
-  pods_a=$("$k" --kubeconfig "$admin" get pods -A --chunk-size=5000 --no-headers 2>/dev/null | wc -l)
+  pods_a=$(count pods -A --chunk-size=5000) || pods_a="an unknown number of"
   envelope_scan "half: $pods_a pods"
   envelope_load env-b
   local mem_b pods_b nodes
   mem_b=$(control_plane_memory)
   echo "control plane after env-b: $mem_b" > "$work/memory-env-b.txt"
-  pods_b=$("$k" --kubeconfig "$admin" get pods -A --chunk-size=5000 --no-headers 2>/dev/null | wc -l)
-  nodes=$("$k" --kubeconfig "$admin" get nodes --no-headers 2>/dev/null | wc -l)
+  pods_b=$(count pods -A --chunk-size=5000) || pods_b="an unknown number of"
+  nodes=$(count nodes) || nodes="an unknown number of"
   envelope_scan "full: $pods_b pods"
   bench "owners deployment" "full" - - -- owners deploy/app-00001 -n env-b
   bench "owners root" "full" - - -- owners widgets.bench.coord.test/w-root -n env-b

@@ -10,8 +10,9 @@ fn main() {
 
 /// With transparent huge pages "always" (a common distribution default), mimalloc's arenas
 /// fault in 2 MiB at a time, each zeroed by the kernel: for a process that lives a second,
-/// that is resident memory never used and system time spent clearing it (check -A on
-/// bench-l: 0.87 s of system time against 0.30 without, leases -A 57 MB resident against 32).
+/// that is resident memory never used and system time spent clearing it (check -A on the
+/// benchmark cluster: 0.87 s of system time against 0.30 without; leases -A 57 MB resident
+/// against 32). The setting is inherited by the exec credential plugins we start.
 #[cfg(target_os = "linux")]
 fn no_transparent_huge_pages() {
     // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process; a failure changes nothing.
