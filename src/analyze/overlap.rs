@@ -162,11 +162,22 @@ pub fn analyze(controllers: &[Controller], pods: &[PodMeta], opts: &Options) -> 
         }
     }
     // A pod of a Deployment is controlled by its ReplicaSet: count it as the Deployment's.
+    // Each pod's controller and that controller's own, looked up once rather than per pair.
     let parent_of: HashMap<&str, &str> =
         controllers.iter().filter_map(|c| Some((c.uid.as_str(), c.owner_uid.as_deref()?))).collect();
+    let owners: Vec<Owners> = if overlapping.is_empty() {
+        Vec::new()
+    } else {
+        pods.iter()
+            .map(|p| {
+                let uid = p.controller.as_ref().map(|(_, _, uid)| uid.as_str());
+                (uid, uid.and_then(|u| parent_of.get(u).copied()))
+            })
+            .collect()
+    };
     for (i, j, witness) in overlapping {
         let (a, b) = (&controllers[i], &controllers[j]);
-        analysis.findings.push(finding(a, b, witness, &matched[&i], &matched[&j], pods, &parent_of));
+        analysis.findings.push(finding(a, b, witness, &matched[&i], &matched[&j], pods, &owners));
     }
     analysis.pdb_conflicts = pdb_conflicts(controllers, pods, &pod_index, &mut matched);
     analysis.findings.sort_by(|x, y| (&x.namespace, &x.a, &x.b).cmp(&(&y.namespace, &y.a, &y.b)));
@@ -184,6 +195,9 @@ fn related(a: &Controller, b: &Controller) -> bool {
         || (a.owner_uid.is_some() && a.owner_uid == b.owner_uid)
 }
 
+/// uid of a pod's controller, and of that controller's own controller.
+type Owners<'a> = (Option<&'a str>, Option<&'a str>);
+
 fn finding(
     a: &Controller,
     b: &Controller,
@@ -191,9 +205,12 @@ fn finding(
     pa: &[usize],
     pb: &[usize],
     pods: &[PodMeta],
-    parent_of: &HashMap<&str, &str>,
+    owners: &[Owners],
 ) -> PairFinding {
-    let owns = |c: &Controller, uid: &str| uid == c.uid || parent_of.get(uid) == Some(&c.uid.as_str());
+    let owns = |c: &Controller, p: usize| {
+        let (controller, parent) = owners[p];
+        controller == Some(c.uid.as_str()) || parent == Some(c.uid.as_str())
+    };
     let mut template_hazards = Vec::new();
     if a.template_labels.as_ref().is_some_and(|t| b.selector.matches(t)) {
         template_hazards.push(format!("{}/{}'s pod template matches {}/{}'s selector", a.kind, a.name, b.kind, b.name));
@@ -209,8 +226,8 @@ fn finding(
         let pod = &pods[p];
         let (owned_by, owner) = match &pod.controller {
             None => ("none", None),
-            Some((_, _, uid)) if owns(a, uid) => ("a", None),
-            Some((_, _, uid)) if owns(b, uid) => ("b", None),
+            Some(_) if owns(a, p) => ("a", None),
+            Some(_) if owns(b, p) => ("b", None),
             Some((kind, name, _)) => ("other", Some(ObjRef { kind: kind.clone(), name: name.clone() })),
         };
         counts.total += 1;
@@ -292,22 +309,22 @@ fn candidate_pairs(cs: &[Controller], members: &[usize], used: &mut BTreeSet<Str
 }
 
 /// Pods by namespace and by label pair, so a selector's pods are found from its
-/// rarest required pair instead of by scanning the namespace.
-struct PodIndex {
-    by_ns: HashMap<String, Vec<usize>>,
-    by_pair: HashMap<(String, String, String), Vec<usize>>,
-    pods: Vec<Labels>,
+/// rarest required pair instead of by scanning the namespace. Borrows the pods: tens of
+/// thousands of them, each with a few labels, were otherwise copied string by string.
+struct PodIndex<'a> {
+    by_ns: HashMap<&'a str, Vec<usize>>,
+    by_pair: HashMap<(&'a str, &'a str, &'a str), Vec<usize>>,
+    pods: &'a [PodMeta],
 }
 
-impl PodIndex {
-    fn new(pods: &[PodMeta]) -> PodIndex {
-        let mut idx = PodIndex { by_ns: HashMap::new(), by_pair: HashMap::new(), pods: Vec::with_capacity(pods.len()) };
+impl<'a> PodIndex<'a> {
+    fn new(pods: &'a [PodMeta]) -> PodIndex<'a> {
+        let mut idx = PodIndex { by_ns: HashMap::new(), by_pair: HashMap::new(), pods };
         for (i, p) in pods.iter().enumerate() {
-            idx.by_ns.entry(p.namespace.clone()).or_default().push(i);
+            idx.by_ns.entry(p.namespace.as_str()).or_default().push(i);
             for (k, v) in &p.labels {
-                idx.by_pair.entry((p.namespace.clone(), k.clone(), v.clone())).or_default().push(i);
+                idx.by_pair.entry((p.namespace.as_str(), k.as_str(), v.as_str())).or_default().push(i);
             }
-            idx.pods.push(p.labels.clone());
         }
         idx
     }
@@ -318,10 +335,10 @@ impl PodIndex {
             .selector
             .required_pairs()
             .into_iter()
-            .map(|(k, v)| self.by_pair.get(&(c.namespace.clone(), k.to_string(), v.to_string())).unwrap_or(&empty))
+            .map(|(k, v)| self.by_pair.get(&(c.namespace.as_str(), k, v)).unwrap_or(&empty))
             .min_by_key(|list| list.len())
-            .unwrap_or_else(|| self.by_ns.get(&c.namespace).unwrap_or(&empty));
-        candidates.iter().copied().filter(|&i| c.selector.matches(&self.pods[i])).collect()
+            .unwrap_or_else(|| self.by_ns.get(c.namespace.as_str()).unwrap_or(&empty));
+        candidates.iter().copied().filter(|&i| c.selector.matches(&self.pods[i].labels)).collect()
     }
 }
 
@@ -331,16 +348,18 @@ fn pdb_conflicts(
     index: &PodIndex,
     matched: &mut HashMap<usize, Vec<usize>>,
 ) -> Vec<PdbConflict> {
-    let mut budgets_of: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    // Budget indices per pod: names are copied only for the pods under several.
+    let mut budgets_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, c) in cs.iter().enumerate().filter(|(_, c)| c.kind == "PodDisruptionBudget") {
         for p in matched.entry(i).or_insert_with(|| index.matching(c)).iter() {
-            budgets_of.entry(*p).or_default().push(c.name.clone());
+            budgets_of.entry(*p).or_default().push(i);
         }
     }
     budgets_of
         .into_iter()
         .filter(|(_, b)| b.len() > 1)
-        .map(|(p, mut budgets)| {
+        .map(|(p, budgets)| {
+            let mut budgets: Vec<String> = budgets.into_iter().map(|i| cs[i].name.clone()).collect();
             budgets.sort();
             PdbConflict { namespace: pods[p].namespace.clone(), pod: pods[p].name.clone(), budgets }
         })
@@ -351,6 +370,7 @@ fn pdb_conflicts(
 mod tests {
     use super::*;
     use crate::analyze::selector::parse;
+    use proptest::prelude::*;
 
     fn ctl(kind: &str, name: &str, sel: &str, template: Option<&[(&str, &str)]>) -> Controller {
         Controller {
@@ -437,6 +457,35 @@ mod tests {
         assert_eq!(a.pdb_conflicts[0].pod, "p1");
         assert_eq!(a.pdb_conflicts[0].budgets, vec!["pdb-a", "pdb-b"]);
         assert_eq!(a.findings[0].severity, Severity::Error, "a shared pod makes the PDB pair an error");
+    }
+
+    proptest! {
+        /// The index finds a selector's pods from one required pair: the same pods as testing
+        /// the selector against every pod of its namespace.
+        #[test]
+        fn the_pod_index_finds_what_brute_force_does(
+            sel in proptest::sample::select(vec!["a=x", "a=y,b=x", "a in (x,y)", "b", "!c", "a!=x", "a=x,c notin (y)", ""]),
+            ns in proptest::sample::select(vec!["ns", "other"]),
+            labels in proptest::collection::vec(
+                (proptest::sample::select(vec!["ns", "other"]), proptest::collection::btree_map(
+                    proptest::sample::select(vec!["a", "b", "c"]).prop_map(String::from),
+                    proptest::sample::select(vec!["x", "y"]).prop_map(String::from),
+                    0..3,
+                )),
+                0..12,
+            ),
+        ) {
+            let mut c = ctl("Deployment", "d", sel, None);
+            c.namespace = ns.into();
+            let pods: Vec<PodMeta> = labels
+                .into_iter()
+                .enumerate()
+                .map(|(i, (ns, labels))| PodMeta { namespace: ns.into(), name: format!("p{i}"), labels, controller: None })
+                .collect();
+            let brute: Vec<usize> =
+                (0..pods.len()).filter(|&i| pods[i].namespace == ns && c.selector.matches(&pods[i].labels)).collect();
+            prop_assert_eq!(PodIndex::new(&pods).matching(&c), brute);
+        }
     }
 
     #[test]
