@@ -71,7 +71,7 @@ impl Grid {
         let mut widths = vec![1; columns];
         for row in &rows {
             for (i, c) in row.iter().enumerate().take(columns) {
-                widths[i] = widths[i].max(c.text.split('\n').map(UnicodeWidthStr::width).max().unwrap_or(0));
+                widths[i] = widths[i].max(c.text.split('\n').map(width).max().unwrap_or(0));
             }
         }
         let mut text = String::with_capacity(rows.len() * (widths.iter().sum::<usize>() + 3 * columns + 1));
@@ -88,7 +88,7 @@ impl Grid {
                         text.push_str(part);
                     }
                     if i + 1 < columns {
-                        let pad = widths[i] - UnicodeWidthStr::width(part) + 3;
+                        let pad = widths[i] - width(part) + 3;
                         text.extend(std::iter::repeat_n(' ', pad));
                     }
                 }
@@ -99,6 +99,12 @@ impl Grid {
         }
         text
     }
+}
+
+/// Columns `text` takes on a terminal. Printable ASCII (nearly every cell) is one column a
+/// byte, checked far faster than a Unicode width lookup per character.
+fn width(text: &str) -> usize {
+    if text.bytes().all(|b| (b' '..=b'~').contains(&b)) { text.len() } else { UnicodeWidthStr::width(text) }
 }
 
 /// A cell's text in its tone's colour.
@@ -206,6 +212,12 @@ mod tests {
                 g.row(r.iter().map(|c| Styled::from(c.as_str())).collect());
             }
             prop_assert_eq!(g.render(no_headers, false), comfy(&headers, &rows, no_headers));
+        }
+
+        #[test]
+        fn width_is_the_unicode_width(text in any::<String>(), ascii in "[ -~]{0,40}") {
+            prop_assert_eq!(width(&text), UnicodeWidthStr::width(text.as_str()));
+            prop_assert_eq!(width(&ascii), UnicodeWidthStr::width(ascii.as_str()));
         }
     }
 
