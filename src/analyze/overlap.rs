@@ -331,13 +331,16 @@ impl<'a> PodIndex<'a> {
 
     fn matching(&self, c: &Controller) -> Vec<usize> {
         let empty = Vec::new();
-        let candidates = c
-            .selector
-            .required_pairs()
-            .into_iter()
-            .map(|(k, v)| self.by_pair.get(&(c.namespace.as_str(), k, v)).unwrap_or(&empty))
+        let pairs = c.selector.required_pairs();
+        let candidates = pairs
+            .iter()
+            .map(|&(k, v)| self.by_pair.get(&(c.namespace.as_str(), k, v)).unwrap_or(&empty))
             .min_by_key(|list| list.len())
             .unwrap_or_else(|| self.by_ns.get(c.namespace.as_str()).unwrap_or(&empty));
+        // A selector of one key=value (most budgets, many workloads) selects exactly its list.
+        if pairs.len() == 1 && c.selector.requirements.as_ref().is_some_and(|r| r.len() == 1) {
+            return candidates.clone();
+        }
         candidates.iter().copied().filter(|&i| c.selector.matches(&self.pods[i].labels)).collect()
     }
 }
@@ -348,15 +351,16 @@ fn pdb_conflicts(
     index: &PodIndex,
     matched: &mut HashMap<usize, Vec<usize>>,
 ) -> Vec<PdbConflict> {
-    // Budget indices per pod: names are copied only for the pods under several.
-    let mut budgets_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    // Budget indices by pod index: names are copied only for the pods under several.
+    let mut budgets_of: Vec<Vec<usize>> = vec![Vec::new(); pods.len()];
     for (i, c) in cs.iter().enumerate().filter(|(_, c)| c.kind == "PodDisruptionBudget") {
-        for p in matched.entry(i).or_insert_with(|| index.matching(c)).iter() {
-            budgets_of.entry(*p).or_default().push(i);
+        for &p in matched.entry(i).or_insert_with(|| index.matching(c)).iter() {
+            budgets_of[p].push(i);
         }
     }
     budgets_of
         .into_iter()
+        .enumerate()
         .filter(|(_, b)| b.len() > 1)
         .map(|(p, budgets)| {
             let mut budgets: Vec<String> = budgets.into_iter().map(|i| cs[i].name.clone()).collect();
