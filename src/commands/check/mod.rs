@@ -206,6 +206,17 @@ struct Part {
     counts: Vec<(Mechanism, String, usize)>,
 }
 
+impl Part {
+    /// Counts the objects `m` checked, by kind.
+    fn count_kinds<'a>(&mut self, m: Mechanism, kinds: impl IntoIterator<Item = &'a str>) {
+        let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
+        for kind in kinds {
+            *by_kind.entry(kind).or_default() += 1;
+        }
+        self.counts.extend(by_kind.into_iter().map(|(k, n)| (m, k.to_string(), n)));
+    }
+}
+
 fn lease_part(snap: &fetch::Snapshot, graph: &Graph, now: Timestamp, part: &mut Part) {
     let rows = lease_rows(snap, graph, now);
     part.counts.push((Mechanism::Leases, "Lease".into(), rows.len()));
@@ -217,22 +228,14 @@ fn lease_part(snap: &fetch::Snapshot, graph: &Graph, now: Timestamp, part: &mut 
 }
 
 fn owner_part(snap: &fetch::Snapshot, graph: &Graph, stuck_after: i64, part: &mut Part) {
-    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
-    for o in &graph.objects {
-        *kinds.entry(o.kind.as_str()).or_default() += 1;
-    }
-    part.counts.extend(kinds.into_iter().map(|(k, n)| (Mechanism::Owners, k.to_string(), n)));
+    part.count_kinds(Mechanism::Owners, graph.objects.iter().map(|o| o.kind.as_str()));
     let everything: Vec<usize> = (0..graph.objects.len()).collect();
     let owner_findings = owner_graph::findings(graph, &everything, snap.server_time, stuck_after);
     part.findings.extend(check::owners(graph, &owner_findings));
 }
 
 fn overlap_part(snap: &fetch::Snapshot, part: &mut Part) {
-    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
-    for c in &snap.controllers {
-        *kinds.entry(c.kind.as_str()).or_default() += 1;
-    }
-    part.counts.extend(kinds.into_iter().map(|(k, n)| (Mechanism::Overlaps, k.to_string(), n)));
+    part.count_kinds(Mechanism::Overlaps, snap.controllers.iter().map(|c| c.kind.as_str()));
     part.counts.push((Mechanism::Overlaps, "Pod".into(), snap.pods.len()));
     let analysis = overlap::analyze(&snap.controllers, &snap.pods, &Options { cross_kind: false, explain: false });
     part.findings.extend(check::overlaps(&analysis));
@@ -282,11 +285,7 @@ fn stall_part(
     part: &mut Part,
 ) -> (TraceSnapshot, Vec<Stall>) {
     let forest = check::workload_snapshot(workloads);
-    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
-    for o in &forest.objects {
-        *kinds.entry(o.kind.as_str()).or_default() += 1;
-    }
-    part.counts.extend(kinds.into_iter().map(|(k, n)| (Mechanism::Trace, k.to_string(), n)));
+    part.count_kinds(Mechanism::Trace, forest.objects.iter().map(|o| o.kind.as_str()));
     let found = stalls(&forest, now, stall_after.as_secs() as i64)
         .into_iter()
         .filter(|s| check::keep_stall(&forest, s, &snap.unscheduled))
