@@ -163,11 +163,11 @@ pub fn analyze(controllers: &[Controller], pods: &[PodMeta], opts: &Options) -> 
     }
     // A pod of a Deployment is controlled by its ReplicaSet: count it as the Deployment's.
     // Each pod's controller and that controller's own, looked up once rather than per pair.
-    let parent_of: HashMap<&str, &str> =
-        controllers.iter().filter_map(|c| Some((c.uid.as_str(), c.owner_uid.as_deref()?))).collect();
     let owners: Vec<Owners> = if overlapping.is_empty() {
         Vec::new()
     } else {
+        let parent_of: HashMap<&str, &str> =
+            controllers.iter().filter_map(|c| Some((c.uid.as_str(), c.owner_uid.as_deref()?))).collect();
         pods.iter()
             .map(|p| {
                 let uid = p.controller.as_ref().map(|(_, _, uid)| uid.as_str());

@@ -249,6 +249,8 @@ fn read_json(plan: &Plan, r: &ApiResource, items: Vec<Box<RawValue>>) -> Digeste
     let mut part = Digested::default();
     let overlap = overlap_kind(r);
     let census = plan.fields && census_kind(r);
+    let (leases, candidates) =
+        (is(r, "coordination.k8s.io", "leases"), is(r, "coordination.k8s.io", "leasecandidates"));
     if census {
         part.census_checked = Some(items.len());
     }
@@ -260,13 +262,13 @@ fn read_json(plan: &Plan, r: &ApiResource, items: Vec<Box<RawValue>>) -> Digeste
         if census && let Ok(digest) = serde_json::from_str::<Digest>(text) {
             part.digests.push(digest);
         }
-        if is(r, "coordination.k8s.io", "leases") {
+        if leases {
             if let Ok(item) = serde_json::from_str::<LeaseItem>(text) {
                 part.leases.push(lease_snapshot(item));
             }
             continue;
         }
-        if is(r, "coordination.k8s.io", "leasecandidates") {
+        if candidates {
             if let Ok(c) = serde_json::from_str::<Candidate>(text) {
                 part.candidates.push(c.snapshot());
             }
