@@ -168,6 +168,69 @@ fn large_lists_arrive_gzipped_over_http2_and_disable_compression_is_honoured() {
     assert_eq!(protocol, "HTTP/1.1");
 }
 
+/// The report with the server's clock taken out: two runs a second apart differ there only.
+fn without_server_time(mut report: serde_json::Value) -> serde_json::Value {
+    report.as_object_mut().unwrap().remove("serverTime");
+    report
+}
+
+#[test]
+fn metadata_lists_arrive_as_protobuf_and_read_as_their_json() {
+    let c = cluster();
+    let ns = c.fresh_namespace("net-proto");
+    // What metadata can hold: labels and annotations, an owner reference (to a Deployment
+    // that is not there: a finding), a finalizer holding a deletion, two field managers.
+    c.apply(&format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: {ns}, labels: {{app: web}}}}\nspec:\n  replicas: 2\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec: {{containers: [{{name: c, image: nginx}}]}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\n  namespace: {ns}\n  labels: {{app: held}}\n  annotations: {{note: \"ünïcode\"}}\n  finalizers: [example.com/hold]\n  ownerReferences: [{{apiVersion: apps/v1, kind: Deployment, name: gone, uid: 00000000-0000-0000-0000-000000000001, blockOwnerDeletion: true}}]\n"
+    ));
+    c.kubectl(&["label", "deployment/web", "-n", &ns, "tier=front"]).ok();
+    c.kubectl(&["delete", "configmap/held", "-n", &ns, "--wait=false"]).ok();
+    let viewer = c.kubeconfig("viewer");
+    let lists = |trace: &Path| -> Vec<(String, String, u64)> {
+        std::fs::read_to_string(trace)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("as=PartialObjectMetadataList"))
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                (f[1].to_string(), f[2].split('?').next().unwrap().to_string(), f[5].parse().unwrap())
+            })
+            .collect()
+    };
+    let mut sizes_compared = 0;
+    for args in [
+        vec!["owners", "--all", "-n", &ns, "-o", "json"],
+        vec!["fields", "-n", &ns, "-o", "json"],
+        vec!["overlaps", "-n", &ns, "-o", "json"],
+        vec!["check", "-n", &ns, "-o", "json"],
+    ] {
+        let (pb_trace, json_trace) =
+            (c.dir.join(format!("{ns}-{}-pb", args[0])), c.dir.join(format!("{ns}-{}-json", args[0])));
+        let pb_text = pb_trace.to_str().unwrap().to_string();
+        let json_text = json_trace.to_str().unwrap().to_string();
+        let pb = coord_with(&viewer, &[("KUBECTL_COORD_TRACE", &pb_text)], &args).ok().json();
+        let json = coord_with(&viewer, &[("KUBECTL_COORD_TRACE", &json_text), ("KUBECTL_COORD_PROTOBUF", "0")], &args)
+            .ok()
+            .json();
+        assert_eq!(without_server_time(pb), without_server_time(json), "{args:?}");
+        let (pb_lists, json_lists) = (lists(&pb_trace), lists(&json_trace));
+        assert!(!pb_lists.is_empty(), "{args:?} read no metadata list");
+        assert!(pb_lists.iter().all(|(accept, ..)| accept.starts_with("application/vnd.kubernetes.protobuf;")));
+        assert!(json_lists.iter().all(|(accept, ..)| accept.starts_with("application/json;")));
+        // The same list is smaller as protobuf: the server did answer in protobuf.
+        let configmaps = format!("/api/v1/namespaces/{ns}/configmaps");
+        let size = |lists: &[(String, String, u64)]| lists.iter().find(|(_, p, _)| *p == configmaps).map(|l| l.2);
+        if let (Some(pb), Some(json)) = (size(&pb_lists), size(&json_lists)) {
+            assert!(pb * 10 < json * 7, "{args:?}: the ConfigMaps list is {pb} bytes as protobuf, {json} as JSON");
+            sizes_compared += 1;
+        }
+    }
+    assert!(sizes_compared > 0, "no command listed ConfigMaps both ways");
+    // The finding read from the protobuf list is the one the JSON shows.
+    let owners = coord_with(&viewer, &[], &["owners", "--all", "-n", &ns, "-o", "json"]).ok().json();
+    assert_eq!(owners["findings"][0]["object"]["name"], "held", "{owners}");
+}
+
 #[test]
 fn every_command_works_through_an_http_connect_proxy_named_in_the_kubeconfig() {
     let c = cluster();

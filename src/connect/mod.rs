@@ -5,6 +5,7 @@ pub mod discovery;
 pub mod duration;
 pub mod kubeconfig;
 pub mod list;
+pub mod protobuf;
 pub mod proxy;
 pub mod request;
 pub mod transport;
@@ -191,13 +192,19 @@ impl Session {
     }
 }
 
-/// Decodes a reply body, turning a malformed body into a RequestError that names the path.
+/// Decodes a reply body (JSON, or a protobuf metadata list), turning a malformed body into a
+/// RequestError that names the path.
 pub fn decode<T: serde::de::DeserializeOwned>(reply: &Reply, path: &str, server: &str) -> Result<T, RequestError> {
-    serde_json::from_slice(&reply.body).map_err(|e| RequestError {
+    let decoded = if reply.protobuf {
+        protobuf::from_list(&reply.body).map_err(|e| e.to_string())
+    } else {
+        serde_json::from_slice(&reply.body).map_err(|e| e.to_string())
+    };
+    decoded.map_err(|message| RequestError {
         method: http::Method::GET,
         path: path.to_string(),
         server: server.to_string(),
         failure: request::Failure::Undecodable,
-        message: e.to_string(),
+        message,
     })
 }

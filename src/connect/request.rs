@@ -32,6 +32,10 @@ impl Accept {
     pub fn header_value(self) -> &'static str {
         match self {
             Accept::Json => "application/json",
+            Accept::MetadataList if protobuf_lists() => {
+                "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,\
+                 application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+            }
             Accept::MetadataList => "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
             Accept::Metadata => "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
             Accept::AggregatedDiscovery => {
@@ -39,6 +43,14 @@ impl Accept {
             }
         }
     }
+}
+
+/// Whether metadata lists ask for protobuf first (src/connect/protobuf.rs): yes, unless
+/// KUBECTL_COORD_PROTOBUF=0 (to compare with JSON, or to work around a server that sends
+/// protobuf it cannot encode right).
+fn protobuf_lists() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("KUBECTL_COORD_PROTOBUF").map_or(true, |v| v != "0"))
 }
 
 /// Core resources whose contents are never read, whatever a command asks for: their
@@ -77,6 +89,8 @@ pub const REVIEW_PATHS: &[&str] = &[
 #[derive(Debug)]
 pub struct Reply {
     pub body: Vec<u8>,
+    /// The body is Kubernetes protobuf (a metadata list), not JSON.
+    pub protobuf: bool,
     /// The API server's clock, from the `Date` header.
     pub server_time: Option<Timestamp>,
 }
@@ -327,6 +341,11 @@ impl Conn {
             .get(header::DATE)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(v).ok());
+        let protobuf = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with(super::protobuf::MEDIA_TYPE));
         let body = response.into_body().collect_bytes().await.map_err(|e| {
             self.error(
                 method,
@@ -336,7 +355,7 @@ impl Conn {
             )
         })?;
         Self::trace(line, wire.as_ref(), Some(body.len()), started);
-        Ok(Reply { body: body.to_vec(), server_time })
+        Ok(Reply { body: body.to_vec(), protobuf, server_time })
     }
 
     /// Sends a request and returns a successful response; every failure (transport,
@@ -452,8 +471,12 @@ impl WatchStream {
     }
 }
 
-/// Reason and message of a `Status` body, or the raw text when it is not one.
+/// Reason and message of a `Status` body (JSON, or protobuf when a metadata list was
+/// refused), or the raw text when it is not one.
 fn status_text(body: &[u8]) -> (String, String) {
+    if let Some(status) = super::protobuf::status(body) {
+        return status;
+    }
     #[derive(serde::Deserialize)]
     struct Status {
         #[serde(default)]
