@@ -16,4 +16,5 @@ pub mod reaction;
 pub mod resource_ref;
 pub mod selector;
 pub mod sequence;
+pub mod sequence_text;
 pub mod stall;

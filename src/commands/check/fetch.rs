@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use jiff::Timestamp;
 use serde::Deserialize;
-use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::Plan;
@@ -17,7 +16,8 @@ use crate::analyze::overlap::{Controller, PodMeta};
 use crate::analyze::owner_graph::{Coverage, Object};
 use crate::analyze::resource_ref::ApiResource;
 use crate::analyze::selector::Labels;
-use crate::analyze::sequence::{TraceObject, object_from_json};
+use crate::analyze::sequence::TraceObject;
+use crate::analyze::sequence_text::object_from_text;
 use crate::commands::fields::census::{Census, DEFAULT_KINDS, Digest, Tally};
 use crate::commands::leases::fetch::{Candidate, LeaseItem, leases_in, snapshot as lease_snapshot};
 use crate::commands::overlaps::fetch::{self as overlaps_fetch, KINDS as OVERLAP_KINDS};
@@ -289,11 +289,8 @@ fn read_json(plan: &Plan, r: &ApiResource, items: Vec<Box<RawValue>>) -> Digeste
         {
             part.replicas.insert(w.metadata.uid, n);
         }
-        if plan.trace
-            && kind != "PodDisruptionBudget"
-            && let Ok(v) = serde_json::from_str::<Value>(text)
-        {
-            let mut o = object_from_json(&v);
+        if plan.trace && kind != "PodDisruptionBudget" {
+            let mut o = object_from_text(text);
             o.kind = r.kind.clone();
             o.api_version = r.group_version();
             part.workloads.push(o);
