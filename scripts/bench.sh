@@ -69,6 +69,7 @@ load() {
     -node-leases "$(size $((1000 * f / 2)))" -pdbs "$(size $((200 * f / 2)))" -widgets "$(size $((5000 * f / 2)))" \
     | tee "$work/load-$ns.txt" >&2
 }
+kept=false
 if $envelope; then
   : # envelope() loads its own namespaces, in two halves
 elif [[ $(cat "$dir/loaded" 2>/dev/null) != "$scale" ]]; then
@@ -77,7 +78,33 @@ elif [[ $(cat "$dir/loaded" 2>/dev/null) != "$scale" ]]; then
   echo "$scale" > "$dir/loaded"
 else
   log "bench-s and bench-l already loaded at scale $scale (--keep'd cluster)"
+  kept=true
   for ns in bench-s bench-l; do echo "(loaded earlier)" > "$work/load-$ns.txt"; done
+fi
+
+# The API server slows as it ages, idle or not (docs/benchmarks-history.md, "After run 11":
+# floors tripled in an hour): a kept cluster's is restarted, same flags, same etcd, so that
+# every run measures against a server as fresh as the one a first run loads.
+restart_apiserver() {
+  local pidfile="$dir/pids/kube-apiserver.pid" pid args server
+  pid=$(cat "$pidfile")
+  mapfile -d '' args < "/proc/$pid/cmdline"
+  kill "$pid"
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+  setsid "${args[@]}" >> "$dir/logs/kube-apiserver.log" 2>&1 < /dev/null &
+  echo $! > "$pidfile"
+  server=$(awk -F= '/^SERVER=/ {print $2}' "$dir/cluster.env")
+  local deadline=$((SECONDS + 120))
+  until curl -sf --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" "$server/readyz" >/dev/null; do
+    ((SECONDS < deadline)) || { log "kube-apiserver did not come back"; exit 1; }
+    sleep 0.3
+  done
+  # Let the controllers' and scheduler's watches and lease renewals settle first.
+  sleep 10
+}
+if $kept; then
+  log "restarting kube-apiserver (a kept cluster's has aged)"
+  restart_apiserver
 fi
 
 if [[ $link == wan ]]; then
