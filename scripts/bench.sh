@@ -79,7 +79,7 @@ elif [[ $(cat "$dir/loaded" 2>/dev/null) != "$scale" ]]; then
 else
   log "bench-s and bench-l already loaded at scale $scale (--keep'd cluster)"
   kept=true
-  for ns in bench-s bench-l; do echo "(loaded earlier)" > "$work/load-$ns.txt"; done
+  for ns in bench-s bench-l; do echo "loaded before this run, at scale $scale (a --keep'd cluster)" > "$work/load-$ns.txt"; done
 fi
 
 # The API server slows as it ages, idle or not (docs/benchmarks-history.md, "After run 11":
@@ -278,7 +278,8 @@ awk '/^## The scalability envelope/ { p = 1 } p' "$out" > "$work/envelope-kept.m
   echo "Namespaces loaded (tests/cluster/k8s/loader):"
   echo
   for ns in bench-s bench-l; do
-    echo "- $ns: $(awk '/already there/ {printf "%s %d, ", $1, $3 + $6}' "$work/load-$ns.txt" | sed 's/, $//')"
+    counts=$(awk '/already there/ {printf "%s %d, ", $1, $3 + $6}' "$work/load-$ns.txt" | sed 's/, $//')
+    echo "- $ns: ${counts:-$(cat "$work/load-$ns.txt")}"
   done
   echo
   echo "Peers: ahmetb/kubectl-tree and knight42/kubectl-blame are not served by the Go module"
