@@ -17,6 +17,7 @@ pub struct Entry {
     pub subresource: String,
     pub api_version: String,
     pub time: Option<Timestamp>,
+    /// Sorted, as [`decode`](super::fieldsv1::decode) returns them.
     #[serde(skip)]
     pub paths: Vec<FieldPath>,
 }
@@ -152,10 +153,8 @@ pub fn contests(entries: &[Entry]) -> Vec<Contest> {
         let parent = &path.0[..path.0.len().saturating_sub(1)];
         let metadata_root = matches!(parent, [Element::Field(f)] if f == "metadata");
         if path.0.len() >= 2 && top != "status" && !metadata_root && ids.iter().all(|&i| !entries[i].is_apply()) {
-            let sibling_appliers: Vec<&Entry> = entries
-                .iter()
-                .filter(|e| e.is_apply() && e.paths.iter().any(|p| p.0.starts_with(parent) && p != *path))
-                .collect();
+            let sibling_appliers: Vec<&Entry> =
+                entries.iter().filter(|e| e.is_apply() && owns_sibling(e, parent, path)).collect();
             let (own, others): (Vec<&Entry>, Vec<&Entry>) =
                 sibling_appliers.into_iter().partition(|e| writers.contains_key(e.manager.as_str()));
             if !others.is_empty() {
@@ -174,6 +173,14 @@ pub fn contests(entries: &[Entry]) -> Vec<Contest> {
         }
     }
     out
+}
+
+/// Whether `e` owns a path under `parent` other than `path`. Its paths are sorted (as
+/// [`decode`](super::fieldsv1::decode) returns them), so those under `parent` are one run found
+/// by binary search: a linear scan for every path of every object was quadratic in its paths.
+fn owns_sibling(e: &Entry, parent: &[Element], path: &FieldPath) -> bool {
+    let start = e.paths.partition_point(|p| p.0.as_slice() < parent);
+    e.paths[start..].iter().take_while(|p| p.0.starts_with(parent)).any(|p| p != path)
 }
 
 /// The entry indices among `ids`, grouped by manager name.
@@ -241,6 +248,29 @@ pub(crate) mod tests {
     use super::*;
     use crate::analyze::fieldsv1::decode;
     use serde_json::json;
+
+    fn field_path(names: &[u8]) -> FieldPath {
+        FieldPath(names.iter().map(|n| Element::Field(format!("f{n}"))).collect())
+    }
+
+    proptest::proptest! {
+        /// The binary search finds what a scan of every path finds.
+        #[test]
+        fn sibling_search_agrees_with_a_scan(
+            owned in proptest::collection::vec(proptest::collection::vec(0u8..3, 1..4), 0..12),
+            path in proptest::collection::vec(0u8..3, 1..4),
+        ) {
+            let mut paths: Vec<FieldPath> = owned.iter().map(|p| field_path(p)).collect();
+            paths.sort();
+            paths.dedup();
+            let e = Entry { manager: "m".into(), operation: "Apply".into(), subresource: String::new(),
+                api_version: "v1".into(), time: None, paths };
+            let path = field_path(&path);
+            let parent = &path.0[..path.0.len() - 1];
+            let scanned = e.paths.iter().any(|p| p.0.starts_with(parent) && *p != path);
+            proptest::prop_assert_eq!(owns_sibling(&e, parent, &path), scanned);
+        }
+    }
 
     /// A managedFields entry from its FieldsV1 JSON, for tests here and in the blame view.
     pub(crate) fn entry(manager: &str, op: &str, sub: &str, fields: serde_json::Value) -> Entry {
