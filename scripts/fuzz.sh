@@ -19,6 +19,9 @@ targets=(
   "analyze::lease::tests::holder_parsing_never_panics             lease holder identity parser"
   "analyze::owner_graph::tests::the_tree_prints_exactly_the_ancestors_and_descendants_once   owner tree vs reachability"
   "analyze::cascade::tests::delete_set_matches_the_naive_fixpoint   cascade prediction vs naive GC fixpoint"
+  "connect::protobuf::tests::any_body_decodes_or_fails_cleanly   protobuf metadata list decoder (cut, corrupted, random bodies)"
+  "analyze::sequence_text::tests::reads_as_the_value_walk_does   trace objects read typed vs through a Value tree"
+  "analyze::fields::tests::sibling_search_agrees_with_a_scan   applied-sibling search vs a scan"
 )
 cargo test --locked --release --lib --no-run >/dev/null 2>&1 || { echo "build failed" >&2; exit 1; }
 status=0
