@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::fieldsv1::{Element, FieldPath};
 
@@ -29,6 +29,24 @@ impl Entry {
     pub fn label(&self) -> String {
         manager_label(&self.manager, &self.subresource)
     }
+}
+
+/// One managedFields entry as the server writes it; `F` is what its fieldsV1 is read into
+/// (the decoded trie for the fields analysis, only its top-level keys for sequencing).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedEntry<F> {
+    #[serde(default)]
+    pub manager: String,
+    #[serde(default)]
+    pub operation: String,
+    #[serde(default)]
+    pub subresource: String,
+    #[serde(default)]
+    pub api_version: String,
+    pub time: Option<Timestamp>,
+    #[serde(rename = "fieldsV1")]
+    pub fields_v1: Option<F>,
 }
 
 /// "gitops", or "kubectl (scale)" for a write through a subresource.

@@ -77,19 +77,8 @@ struct OwnerRef {
     controller: Option<bool>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ManagedEntry {
-    #[serde(default)]
-    manager: String,
-    #[serde(default)]
-    operation: String,
-    #[serde(default)]
-    subresource: String,
-    time: Option<Timestamp>,
-    #[serde(rename = "fieldsV1")]
-    fields_v1: Option<TopKeys>,
-}
+/// A managedFields entry with only its fieldsV1's top-level keys.
+type ManagedEntry = super::fields::ManagedEntry<TopKeys>;
 
 /// The keys of a JSON object, in order; the values are skipped.
 struct TopKeys(Vec<String>);
@@ -211,7 +200,7 @@ impl Object {
             deleting: m.deletion_timestamp,
             generation: m.generation,
             observed_generation: status.observed_generation,
-            writes: m.managed_fields.unwrap_or_default().into_iter().map(ManagedEntry::into_write).collect(),
+            writes: m.managed_fields.unwrap_or_default().into_iter().map(into_write).collect(),
             desired,
             node_name: nonempty(spec.node_name),
             phase: nonempty(status.phase),
@@ -234,19 +223,17 @@ impl Object {
     }
 }
 
-impl ManagedEntry {
-    fn into_write(self) -> Write {
-        let keys = self.fields_v1.map(|k| k.0).unwrap_or_default();
-        let owns = |key: &str| keys.iter().any(|k| k == key);
-        Write {
-            spec: owns("f:spec") || self.subresource == "binding",
-            status: owns("f:status") || self.subresource == "status",
-            manager: self.manager,
-            operation: self.operation,
-            time: self.time,
-            fields: keys.iter().filter_map(|k| k.strip_prefix("f:")).map(str::to_string).collect(),
-            subresource: self.subresource,
-        }
+fn into_write(e: ManagedEntry) -> Write {
+    let keys = e.fields_v1.map(|k| k.0).unwrap_or_default();
+    let owns = |key: &str| keys.iter().any(|k| k == key);
+    Write {
+        spec: owns("f:spec") || e.subresource == "binding",
+        status: owns("f:status") || e.subresource == "status",
+        manager: e.manager,
+        operation: e.operation,
+        time: e.time,
+        fields: keys.iter().filter_map(|k| k.strip_prefix("f:")).map(str::to_string).collect(),
+        subresource: e.subresource,
     }
 }
 

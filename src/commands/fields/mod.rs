@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::analyze::blame::blame;
-use crate::analyze::fields::{Contest, ContestKind, Entry, contests, ownership, path_within};
+use crate::analyze::fields::{self, Contest, ContestKind, Entry, contests, ownership, path_within};
 use crate::analyze::fieldsv1::{DecodeError, Decoded, decode};
 use crate::analyze::resource_ref::{parse_args, resolve};
 use crate::cli::OutputFormat;
@@ -65,23 +65,9 @@ pub struct FieldsArgs {
 
 /// One managedFields entry as the server sends it, its FieldsV1 trie decoded while the
 /// object (or the list page it came in) is read.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ManagedEntry {
-    #[serde(default)]
-    manager: String,
-    #[serde(default)]
-    operation: String,
-    #[serde(default)]
-    subresource: String,
-    #[serde(default)]
-    api_version: String,
-    time: Option<Timestamp>,
-    #[serde(default, rename = "fieldsV1")]
-    fields_v1: Option<Decoded>,
-}
+type ManagedEntry = fields::ManagedEntry<Decoded>;
 
-impl ManagedEntry {
+impl fields::ManagedEntry<Decoded> {
     /// The entry, with no paths when its trie could not be decoded (and why).
     fn into_entry(self) -> (Entry, Option<DecodeError>) {
         let (paths, problem) = match self.fields_v1.map(|d| d.0).unwrap_or_else(|| decode(&Value::Null)) {
