@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use serde::de::value::{BorrowedStrDeserializer, MapDeserializer};
+use serde::de::value::{BorrowedStrDeserializer, MapDeserializer, StringDeserializer};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// The media type of a protobuf answer (before its parameters).
@@ -466,7 +466,11 @@ impl<'de> Deserializer<'de> for Value<'de> {
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self {
-            Value::One { wire: Wire::Bytes(b), ty: Ty::Time } if time(b)?.is_none() => visitor.visit_none(),
+            // Formatted once, here, rather than once to test for null and again to read.
+            Value::One { wire: Wire::Bytes(b), ty: Ty::Time } => match time(b)? {
+                Some(t) => visitor.visit_some(StringDeserializer::<Error>::new(t)),
+                None => visitor.visit_none(),
+            },
             Value::One { wire: Wire::Bytes(b), ty: Ty::Json } if json(b)? == b"null" => visitor.visit_none(),
             _ => visitor.visit_some(self),
         }
