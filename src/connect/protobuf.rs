@@ -204,9 +204,16 @@ const MANAGED_FIELDS_ENTRY: &[Field] = &[
     one(8, "subresource", Ty::Str),
 ];
 
-/// The most fields any message above has.
+/// The most fields any message above has (a scan keeps one slot per field).
 const MAX_FIELDS: usize = 15;
-const _: () = assert!(LIST.len() <= MAX_FIELDS && OBJECT_META.len() <= MAX_FIELDS);
+const _: () = {
+    let schemas = [LIST, LIST_META, ITEM, OBJECT_META, OWNER_REFERENCE, MANAGED_FIELDS_ENTRY];
+    let mut i = 0;
+    while i < schemas.len() {
+        assert!(schemas[i].len() <= MAX_FIELDS);
+        i += 1;
+    }
+};
 
 /// The message inside a protobuf body's envelope, and the kind the envelope names.
 fn unwrap(body: &[u8]) -> Result<(&str, &[u8]), Error> {
