@@ -133,10 +133,26 @@ namespaced_types() {
   "$bin/kubectl" --kubeconfig "$admin" api-resources --verbs=list --namespaced=true -o name | grep -v '^events' | paste -sd, -
 }
 
+# The API server's Go heap (1.5 GB and more here) is collected every other heavy run or so, and
+# a collection slows whatever runs beside it by half. With ours and the floor alternating, it
+# fell on the same side run after run: check -n bench-s measured 0.56 s against a 0.76 s floor
+# and, one run out of phase, 0.95 s against 0.45. So every timed run starts right after a
+# forced collection (Go's heap profile with gc=1 runs one and answers when it is done), and
+# every run, ours, the floor's and the peers', meets the same server.
+settle_apiserver() {
+  local server
+  server=$(awk -F= '/^SERVER=/ {print $2}' "$dir/cluster.env")
+  curl -sf --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" \
+    "$server/debug/pprof/heap?gc=1" -o /dev/null || { log "could not collect the API server's heap"; return 1; }
+}
+
 # time_runs FILE RUNS CMD...: RUNS runs, one "seconds kilobytes" line each, appended.
 time_runs() {
-  local out=$1 n=$2; shift 2
-  python3 scripts/timeit.py "$n" "$@" >> "$out" || { log "FAILED: $*"; return 1; }
+  local out=$1 n=$2 i; shift 2
+  for ((i = 0; i < n; i++)); do
+    settle_apiserver
+    python3 scripts/timeit.py 1 "$@" >> "$out" || { log "FAILED: $*"; return 1; }
+  done
 }
 median() { awk "{print \$$2}" "$1" | sort -n | awk '{a[NR]=$1} END {printf "%.3f", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
