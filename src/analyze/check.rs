@@ -347,9 +347,9 @@ pub fn keep_stall(snap: &TraceSnapshot, stall: &Stall, unscheduled: &HashSet<Str
 }
 
 /// Stalls as findings; unscheduled pods of one controller are one finding on that controller.
-pub fn stalls(snap: &TraceSnapshot, found: &[(Stall, Option<LeaseVerdict>)]) -> Vec<Finding> {
+pub fn stalls(snap: &TraceSnapshot, found: &[(&Stall, Option<&LeaseVerdict>)]) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut pods_by_owner: BTreeMap<usize, Vec<&(Stall, Option<LeaseVerdict>)>> = BTreeMap::new();
+    let mut pods_by_owner: BTreeMap<usize, Vec<&(&Stall, Option<&LeaseVerdict>)>> = BTreeMap::new();
     for pair @ (stall, verdict) in found {
         let o = &snap.objects[stall.object];
         if stall.kind == StallKind::Unscheduled
@@ -358,17 +358,17 @@ pub fn stalls(snap: &TraceSnapshot, found: &[(Stall, Option<LeaseVerdict>)]) -> 
             pods_by_owner.entry(p).or_default().push(pair);
             continue;
         }
-        out.push(stall_finding(o, stall, verdict.as_ref(), sentence(stall, verdict.as_ref())));
+        out.push(stall_finding(o, stall, *verdict, sentence(stall, *verdict)));
     }
     for (owner, pods) in pods_by_owner {
-        let (first, verdict) = pods.iter().max_by_key(|(s, _)| s.stalled_seconds).map(|p| (&p.0, &p.1)).unwrap();
+        let &&(first, verdict) = pods.iter().max_by_key(|(s, _)| s.stalled_seconds).unwrap();
         let names: Vec<&str> = pods.iter().take(3).map(|(s, _)| snap.objects[s.object].name.as_str()).collect();
         let more = if pods.len() > 3 { format!(" and {} more", pods.len() - 3) } else { String::new() };
         let what = format!("{} pod(s) with no node ({}{more})", pods.len(), names.join(", "));
         let mut stall = first.clone();
         stall.what = what;
-        let text = sentence(&stall, verdict.as_ref());
-        out.push(stall_finding(&snap.objects[owner], first, verdict.as_ref(), text));
+        let text = sentence(&stall, verdict);
+        out.push(stall_finding(&snap.objects[owner], first, verdict, text));
     }
     out
 }

@@ -314,7 +314,9 @@ pub fn lease_for_manager<'a>(manager: &str, leases: &'a [LeaseSnapshot]) -> Opti
     leases.iter().find(|l| l.name == manager).or_else(|| leases.iter().find(holder_named))
 }
 
-/// Joins a stall with its controller's lease: the sentence that says why it stalls.
+/// Joins a stall with its controller's lease: the sentence that says why it stalls. Of the
+/// stall it reads only the lease key and whether there is evidence (`check` judges each such
+/// pair once for thousands of stalls).
 pub fn judge(stall: &Stall, lookup: &LeaseLookup, now: Timestamp) -> LeaseVerdict {
     let key_text = match &stall.responsible.lease {
         Some(LeaseKey::Named { namespace, name }) => format!("{namespace}/{name}"),
@@ -479,6 +481,32 @@ mod tests {
         );
         // The ReplicaSet has its one pod: no replica stall.
         assert!(found.iter().all(|s| s.kind != StallKind::ReplicasShort));
+    }
+
+    #[test]
+    fn a_verdict_reads_only_the_lease_key_and_whether_there_is_evidence() {
+        let snap = rollout();
+        let now = ts("2026-01-01T10:03:00Z");
+        let s = stalls(&snap, now, 30).into_iter().find(|s| s.kind == StallKind::Unscheduled).expect("unscheduled");
+        let mut other = s.clone();
+        other.object = 0;
+        other.kind = StallKind::ReplicasShort;
+        other.what = "something else".into();
+        other.since = None;
+        other.stalled_seconds = Some(1);
+        other.responsible.controller = "another".into();
+        other.responsible.runs_in = None;
+        other.evidence = vec!["different evidence".into()];
+        let mut lease = kcm_lease("2026-01-01T10:02:59Z");
+        lease.name = "kube-scheduler".into();
+        for lookup in [LeaseLookup::Found(lease), LeaseLookup::Missing, LeaseLookup::Unreadable("forbidden".into())] {
+            assert_eq!(judge(&s, &lookup, now), judge(&other, &lookup, now));
+            let mut bare = other.clone();
+            bare.evidence.clear();
+            if matches!(lookup, LeaseLookup::Found(_)) {
+                assert_ne!(judge(&s, &lookup, now), judge(&bare, &lookup, now), "evidence changes a fresh verdict");
+            }
+        }
     }
 
     #[test]

@@ -88,8 +88,7 @@ impl Grid {
                         text.push_str(part);
                     }
                     if i + 1 < columns {
-                        let pad = widths[i] - width(part) + 3;
-                        text.extend(std::iter::repeat_n(' ', pad));
+                        pad(&mut text, widths[i] - width(part) + 3);
                     }
                 }
                 let kept = text[start..].trim_end().len();
@@ -98,6 +97,17 @@ impl Grid {
             }
         }
         text
+    }
+}
+
+/// Appends `n` spaces: a large table is mostly padding, and pushed a char at a time it cost
+/// more than the cells.
+fn pad(text: &mut String, mut n: usize) {
+    const SPACES: &str = "                                                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        text.push_str(&SPACES[..k]);
+        n -= k;
     }
 }
 

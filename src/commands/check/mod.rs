@@ -17,7 +17,7 @@ use crate::analyze::lease_report::{self, LeaseRow};
 use crate::analyze::overlap::{self, Options};
 use crate::analyze::owner_graph::{self, Graph};
 use crate::analyze::sequence::{TraceObject, TraceSnapshot};
-use crate::analyze::stall::{LeaseKey, LeaseLookup, Stall, judge, lease_for_manager, stalls};
+use crate::analyze::stall::{LeaseKey, LeaseLookup, LeaseVerdict, Stall, judge, lease_for_manager, stalls};
 use crate::cli::{ConnectionArgs, FleetArgs, OutputFormat};
 use crate::commands::fleet::{self, Rendered};
 use crate::commands::owners::fetch::Scope;
@@ -120,6 +120,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
         if printer.format == OutputFormat::Junit {
             rendered.junit = Some(report.junit_suites(prefix));
         }
+        super::drop_later(report);
         Ok(rendered)
     })
     .await
@@ -169,6 +170,7 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
                 owner_part(&snap, &graph, stuck_after, &mut part);
             }
             let traced = plan.trace.then(|| stall_part(&snap, workloads, now, args.stall_after, &mut part));
+            super::drop_later(graph);
             (part, other.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), traced)
         })
     });
@@ -180,23 +182,26 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
         found.extend(part.findings);
     }
     if let Some((forest, stalls)) = traced {
-        found.extend(trace_findings(session, &snap, &forest, stalls, &scope, now).await);
+        found.extend(trace_findings(session, &snap, &forest, &stalls, &scope, now).await);
+        super::drop_later((forest, stalls));
     }
     let findings = check::select(found, args.min_severity);
     check::tally(&mut summaries, &findings);
     for m in Mechanism::ALL.into_iter().filter(|&m| plan.runs(m)) {
         summaries.entry(m).or_default();
     }
-    Ok(render::Report {
+    let report = render::Report {
         context: session.context.clone(),
         scope,
         server_time: now,
         min_severity: args.min_severity,
         summaries,
         findings,
-        skipped: snap.skipped,
-        invalid: snap.invalid,
-    })
+        skipped: std::mem::take(&mut snap.skipped),
+        invalid: std::mem::take(&mut snap.invalid),
+    };
+    super::drop_later(snap);
+    Ok(report)
 }
 
 /// One thread's share of the analyses: findings and how many objects of each kind it checked.
@@ -299,7 +304,7 @@ async fn trace_findings(
     session: &Session,
     snap: &fetch::Snapshot,
     forest: &TraceSnapshot,
-    found: Vec<Stall>,
+    found: &[Stall],
     scope: &Scope,
     now: Timestamp,
 ) -> Vec<Finding> {
@@ -347,13 +352,23 @@ async fn trace_findings(
     if !missing.is_empty() {
         lookups.extend(crate::commands::trace::fetch::leases(session, missing).await);
     }
+    // A verdict depends on the lease and on whether the stall has evidence, nothing else of
+    // it: ten thousand pods with no node share one verdict, judged once.
+    let mut verdicts: BTreeMap<(&LeaseKey, bool), LeaseVerdict> = BTreeMap::new();
+    for stall in found {
+        if let Some(key) = &stall.responsible.lease
+            && let Some(lookup) = lookups.get(key)
+        {
+            verdicts.entry((key, stall.evidence.is_empty())).or_insert_with(|| judge(stall, lookup, now));
+        }
+    }
     let judged: Vec<_> = found
-        .into_iter()
+        .iter()
         .map(|stall| {
-            let verdict = stall.responsible.lease.as_ref().and_then(|k| lookups.get(k)).map(|l| judge(&stall, l, now));
+            let verdict = stall.responsible.lease.as_ref().and_then(|k| verdicts.get(&(k, stall.evidence.is_empty())));
             (stall, verdict)
         })
-        .filter(|(stall, verdict)| crate::analyze::stall::confirmed(stall, verdict.as_ref()))
+        .filter(|(stall, verdict)| crate::analyze::stall::confirmed(stall, *verdict))
         .collect();
     check::stalls(forest, &judged)
 }
