@@ -2,7 +2,7 @@
 //! command that shows the detail, plus what each mechanism looked at. Pure: the
 //! analyses' own results come in, [`Finding`]s go out.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
@@ -330,15 +330,17 @@ pub fn fields<'a>(
 
 /// Workloads and pods as one forest: each object under its controller, by uid.
 pub fn workload_snapshot(objects: Vec<TraceObject>) -> TraceSnapshot {
-    let by_uid: HashMap<&str, usize> = objects.iter().enumerate().map(|(i, o)| (o.uid.as_str(), i)).collect();
+    let by_uid: hashbrown::HashMap<&str, usize> =
+        objects.iter().enumerate().map(|(i, o)| (o.uid.as_str(), i)).collect();
     let parent = objects.iter().map(|o| o.controller_uid.as_deref().and_then(|u| by_uid.get(u).copied())).collect();
+    drop(by_uid);
     let prefix = vec![String::new(); objects.len()];
     TraceSnapshot { objects, parent, prefix, events: Vec::new() }
 }
 
 /// The stalls `check` can stand behind without each pod's spec and status: controller
 /// stalls, and unscheduled pods only where the list of unscheduled pods names them.
-pub fn keep_stall(snap: &TraceSnapshot, stall: &Stall, unscheduled: &HashSet<String>) -> bool {
+pub fn keep_stall(snap: &TraceSnapshot, stall: &Stall, unscheduled: &hashbrown::HashSet<String>) -> bool {
     match stall.kind {
         StallKind::Unscheduled => unscheduled.contains(&snap.objects[stall.object].uid),
         StallKind::NotStarted => false,

@@ -4,6 +4,10 @@
 //! A uid match alone is not enough (kubectl-tree's mistake). Pure.
 
 use std::collections::{BTreeSet, HashMap};
+use std::hash::BuildHasher;
+
+use hashbrown::hash_table::Entry;
+use hashbrown::{DefaultHashBuilder, HashMap as FastMap, HashTable};
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -120,16 +124,60 @@ pub struct Graph {
     pub refs: Vec<Vec<RefState>>,
     /// links[i]: (dependent, reference index) of every reference naming object i's uid.
     links: Vec<Vec<(usize, usize)>>,
-    by_key: HashMap<(String, String, Option<String>, String), usize>,
+    /// Indexes of `objects` by (group, kind, namespace, name), found by borrowed parts: a map
+    /// keyed by owned strings cost four copies an object and four more a lookup.
+    by_key: ByKey,
+}
+
+#[derive(Debug, Default)]
+struct ByKey {
+    table: HashTable<usize>,
+    hasher: DefaultHashBuilder,
+}
+
+impl ByKey {
+    fn hash(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> u64 {
+        self.hasher.hash_one((group, kind, namespace, name))
+    }
+
+    fn insert(&mut self, objects: &[Object], i: usize) {
+        let o = &objects[i];
+        let hash = self.hash(o.group(), &o.kind, o.namespace.as_deref(), &o.name);
+        let rehash = |&j: &usize| {
+            let o = &objects[j];
+            self.hasher.hash_one((o.group(), o.kind.as_str(), o.namespace.as_deref(), o.name.as_str()))
+        };
+        match self.table.entry(
+            hash,
+            |&j| same(&objects[j], o.group(), &o.kind, o.namespace.as_deref(), &o.name),
+            rehash,
+        ) {
+            // Two objects of one key (a list read twice): the later one wins, as a map's insert.
+            Entry::Occupied(mut e) => *e.get_mut() = i,
+            Entry::Vacant(e) => {
+                e.insert(i);
+            }
+        }
+    }
+
+    fn get(&self, objects: &[Object], group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<usize> {
+        let hash = self.hash(group, kind, namespace, name);
+        self.table.find(hash, |&j| same(&objects[j], group, kind, namespace, name)).copied()
+    }
+}
+
+fn same(o: &Object, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> bool {
+    o.name == name && o.kind == kind && o.namespace.as_deref() == namespace && o.group() == group
 }
 
 impl Graph {
     pub fn build(objects: Vec<Object>, coverage: &Coverage) -> Graph {
-        let mut by_uid: HashMap<&str, usize> = HashMap::with_capacity(objects.len());
-        let mut by_key = HashMap::with_capacity(objects.len());
+        let mut by_uid: FastMap<&str, usize> = FastMap::with_capacity(objects.len());
+        let mut by_key =
+            ByKey { table: HashTable::with_capacity(objects.len()), hasher: DefaultHashBuilder::default() };
         for (i, o) in objects.iter().enumerate() {
             by_uid.insert(o.uid.as_str(), i);
-            by_key.insert((o.group().to_string(), o.kind.clone(), o.namespace.clone(), o.name.clone()), i);
+            by_key.insert(&objects, i);
         }
         let mut links = vec![Vec::new(); objects.len()];
         let mut refs = Vec::with_capacity(objects.len());
@@ -148,9 +196,7 @@ impl Graph {
     }
 
     pub fn find(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<usize> {
-        self.by_key
-            .get(&(group.to_string(), kind.to_string(), namespace.map(str::to_string), name.to_string()))
-            .copied()
+        self.by_key.get(&self.objects, group, kind, namespace, name)
     }
 
     /// References naming `owner` by uid: (dependent, reference index). Includes invalid ones
@@ -172,8 +218,8 @@ fn resolve(
     dependent: &Object,
     r: &OwnerRef,
     objects: &[Object],
-    by_uid: &HashMap<&str, usize>,
-    by_key: &HashMap<(String, String, Option<String>, String), usize>,
+    by_uid: &FastMap<&str, usize>,
+    by_key: &ByKey,
     coverage: &Coverage,
 ) -> RefState {
     let group = group_of(&r.api_version);
@@ -198,8 +244,8 @@ fn resolve(
     if !coverage.covers(group, &r.kind, ns.as_deref()) {
         return RefState::Unknown;
     }
-    match by_key.get(&(group.to_string(), r.kind.clone(), ns, r.name.clone())) {
-        Some(&i) => RefState::Recreated(i),
+    match by_key.get(objects, group, &r.kind, ns.as_deref(), &r.name) {
+        Some(i) => RefState::Recreated(i),
         None => RefState::Missing,
     }
 }
@@ -810,6 +856,33 @@ pub mod tests {
             let scope: Vec<usize> = (0..n).filter(|&i| up[i] || down[i]).collect();
             for f in findings(&g, &scope, None, 0) {
                 prop_assert!(scope.contains(&f.object));
+            }
+        }
+
+        /// The borrowed-key index answers as a map keyed by owned strings, the later of two
+        /// objects of one key winning, for keys present and absent.
+        #[test]
+        fn find_answers_as_a_map_of_owned_keys(
+            picks in proptest::collection::vec((0usize..3, 0usize..3, 0usize..3, 0usize..4), 0..40),
+            asks in proptest::collection::vec((0usize..3, 0usize..3, 0usize..3, 0usize..4), 1..20),
+        ) {
+            const KINDS: [&str; 3] = ["Deployment", "Widget", "ConfigMap"];
+            const NAMESPACES: [Option<&str>; 3] = [None, Some("a"), Some("b")];
+            const NAMES: [&str; 3] = ["x", "y", "xy"];
+            let objects: Vec<Object> = picks
+                .iter()
+                .enumerate()
+                .map(|(i, &(k, ns, nm, _))| obj(&format!("u{i}"), KINDS[k], NAMESPACES[ns], NAMES[nm], &[]))
+                .collect();
+            let mut expected: HashMap<(String, String, Option<String>, String), usize> = HashMap::new();
+            for (i, o) in objects.iter().enumerate() {
+                expected.insert((o.group().to_string(), o.kind.clone(), o.namespace.clone(), o.name.clone()), i);
+            }
+            let g = Graph::build(objects, &coverage());
+            for (k, ns, nm, wrong_group) in asks {
+                let group = ["apps", "example.com", "", "other.io"][if wrong_group == 3 { 3 } else { k }];
+                let key = (group.to_string(), KINDS[k].to_string(), NAMESPACES[ns].map(str::to_string), NAMES[nm].to_string());
+                prop_assert_eq!(g.find(group, KINDS[k], NAMESPACES[ns], NAMES[nm]), expected.get(&key).copied());
             }
         }
     }

@@ -3,7 +3,7 @@
 //! lease specs and controller status live outside metadata); every other type, pods
 //! included, metadata-only. One extra metadata list names the pods with no node.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use jiff::Timestamp;
 use serde::Deserialize;
@@ -41,7 +41,7 @@ pub struct Snapshot {
     /// Controllers from their full objects, pods from metadata: the forest stalls are found in.
     pub workloads: Vec<TraceObject>,
     /// uids of the pods the API lists with no spec.nodeName.
-    pub unscheduled: HashSet<String>,
+    pub unscheduled: hashbrown::HashSet<String>,
     pub census: Census,
     /// Objects the census read, by kind.
     pub census_checked: BTreeMap<String, usize>,
@@ -400,13 +400,17 @@ async fn system_leases(session: &Session, scope: &Scope, wanted: bool) -> Option
 
 /// uids of the pods with no node: a metadata list with a field selector, cheap however
 /// many pods are running.
-async fn unscheduled_pods(session: &Session, scope: &Scope, wanted: bool) -> Result<HashSet<String>, Skipped> {
+async fn unscheduled_pods(
+    session: &Session,
+    scope: &Scope,
+    wanted: bool,
+) -> Result<hashbrown::HashSet<String>, Skipped> {
     #[derive(Deserialize)]
     struct Item {
         metadata: UidOnly,
     }
     if !wanted {
-        return Ok(HashSet::new());
+        return Ok(hashbrown::HashSet::new());
     }
     let ns = match scope {
         Scope::Namespace(ns) => Some(ns.as_str()),
