@@ -64,7 +64,7 @@ impl Trie {
         };
         add_unique(&mut self.below, [owner]);
         let child = match first {
-            Element::Field(name) => self.fields.entry(name.clone()).or_default(),
+            Element::Field(name) => self.fields.entry(name.to_string()).or_default(),
             Element::Key(keys) => self.item_child(Item::Key(keys.iter().map(|(k, v)| (k.clone(), parse(v))).collect())),
             Element::Value(json) => self.item_child(Item::Value(parse(json))),
             Element::Index(i) => self.item_child(Item::Index(*i)),
@@ -171,7 +171,7 @@ impl Emitter {
     }
 
     fn entry(&mut self, key: &str, value: &Value, indent: usize, at: At) {
-        self.path.push(Element::Field(key.to_string()));
+        self.path.push(Element::Field(key.into()));
         let pad = " ".repeat(indent);
         let key_text = plain_or_quoted(key);
         match value {

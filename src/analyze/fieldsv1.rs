@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -17,11 +18,13 @@ use serde_json::{Map, Value};
 /// Nesting deeper than this is refused rather than followed (hostile input).
 pub const MAX_DEPTH: usize = 64;
 
+/// Shared (`Arc`), not owned: a decoded trie hands each owned path a copy of every element
+/// above it, and copying the strings was most of what decoding a census cost.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Element {
-    Field(String),
+    Field(Arc<str>),
     /// Associative list item by its key fields, e.g. containers by name.
-    Key(Vec<(String, String)>),
+    Key(Arc<[(String, String)]>),
     /// Set item (e.g. a finalizer), as its JSON text.
     Value(String),
     Index(u64),
@@ -265,7 +268,7 @@ impl<'de> Deserialize<'de> for EmptyObject {
 fn parse_element(key: &str) -> Result<Element, String> {
     let (prefix, rest) = key.split_once(':').ok_or_else(|| format!("{key:?} has no f:, k:, v: or i: prefix"))?;
     match prefix {
-        "f" => Ok(Element::Field(rest.to_string())),
+        "f" => Ok(Element::Field(rest.into())),
         "i" => rest.parse::<u64>().map(Element::Index).map_err(|_| format!("{key:?}: not a list index")),
         "v" => {
             let value: Value = serde_json::from_str(rest).map_err(|e| format!("{key:?}: not JSON ({e})"))?;
@@ -344,7 +347,7 @@ impl fmt::Display for FieldPath {
         for e in &self.0 {
             match e {
                 Element::Field(name) if is_plain(name) => write!(f, ".{name}")?,
-                Element::Field(name) => write!(f, "[{}]", Value::String(name.clone()))?,
+                Element::Field(name) => write!(f, "[{}]", Value::String(name.to_string()))?,
                 Element::Index(i) => write!(f, "[{i}]")?,
                 Element::Value(json) => write!(f, "[={json}]")?,
                 Element::Key(fields) => {
@@ -379,7 +382,7 @@ impl FieldPath {
         let mut here = object;
         for e in &self.0 {
             here = match e {
-                Element::Field(name) => here.get(name)?,
+                Element::Field(name) => here.get(&**name)?,
                 Element::Index(i) => here.get(usize::try_from(*i).ok()?)?,
                 Element::Value(json) => {
                     let want: Value = serde_json::from_str(json).ok()?;
@@ -489,13 +492,12 @@ mod tests {
     fn element() -> impl Strategy<Value = Element> {
         let name = "[a-z][a-zA-Z0-9.]{0,6}";
         prop_oneof![
-            name.prop_map(Element::Field),
+            name.prop_map(|n| Element::Field(n.into())),
             (0u64..5).prop_map(Element::Index),
             name.prop_map(|v| Element::Value(Value::String(v).to_string())),
-            (name, 0i64..100).prop_map(|(n, p)| Element::Key(vec![
-                ("name".into(), Value::String(n).to_string()),
-                ("port".into(), p.to_string())
-            ])),
+            (name, 0i64..100).prop_map(|(n, p)| Element::Key(
+                vec![("name".into(), Value::String(n).to_string()), ("port".into(), p.to_string())].into()
+            )),
         ]
     }
 
