@@ -253,7 +253,8 @@ if [[ $link == wan ]]; then
     echo "request on its own connection, as kube's own client does). **floor**: the command's own"
     echo "requests replayed by client-go's transport (HTTP/2 and gzip, kubectl's defaults), the pages"
     echo "of each list in order, everything else 8 at a time. **MB**: response bodies on the wire"
-    echo "(gzip where the server compressed), from our request trace. Medians of $runs runs; peers one run."
+    echo "(gzip where the server compressed), from our request trace. Medians of $runs runs, each right after a"
+    echo "full collection of the API server's heap; peers one run."
     echo
     echo "| command | scope | requests | MB | ours (s) | ours, HTTP/1.1 (s) | floor (s) | ratio | our peak RSS (MB) | peer | peer (s) | peer ratio |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -276,7 +277,9 @@ awk '/^## The scalability envelope/ { p = 1 } p' "$out" > "$work/envelope-kept.m
   echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/Mem:/ {print $2}') GiB;"
   echo "control plane: kube-apiserver $("$k" version -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])') from tests/cluster, on the same machine."
   echo
-  echo "Each figure is the median of $runs runs; ours and the floor run alternately. **floor**: the"
+  echo "Each figure is the median of $runs runs; ours and the floor run alternately, each run right"
+  echo "after a full collection of the API server's heap (so that its periodic collections do not"
+  echo "fall on one side: they did, run after run, before run 13). **floor**: the"
   echo "same GET requests the command made (its own request trace), replayed by a plain Go client"
   echo "(client-go's transport) with bodies read and not decoded: the pages of one paginated list in"
   echo "order, as any client must (each needs the continue token of the page before), different"
