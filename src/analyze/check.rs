@@ -333,7 +333,7 @@ pub fn workload_snapshot(objects: Vec<TraceObject>) -> TraceSnapshot {
     let by_uid: hashbrown::HashMap<&str, usize> =
         objects.iter().enumerate().map(|(i, o)| (o.uid.as_str(), i)).collect();
     let parent = objects.iter().map(|o| o.controller_uid.as_deref().and_then(|u| by_uid.get(u).copied())).collect();
-    drop(by_uid);
+    drop(by_uid); // it borrows `objects`, moved below
     let prefix = vec![String::new(); objects.len()];
     TraceSnapshot { objects, parent, prefix, events: Vec::new() }
 }

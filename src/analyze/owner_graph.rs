@@ -129,29 +129,29 @@ pub struct Graph {
     by_key: ByKey,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct ByKey {
     table: HashTable<usize>,
     hasher: DefaultHashBuilder,
 }
 
-impl ByKey {
-    fn hash(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> u64 {
-        self.hasher.hash_one((group, kind, namespace, name))
-    }
+/// An object's key as borrowed parts: (group, kind, namespace, name).
+type Key<'a> = (&'a str, &'a str, Option<&'a str>, &'a str);
 
+fn key_of(o: &Object) -> Key<'_> {
+    (o.group(), &o.kind, o.namespace.as_deref(), &o.name)
+}
+
+impl ByKey {
     fn insert(&mut self, objects: &[Object], i: usize) {
-        let o = &objects[i];
-        let hash = self.hash(o.group(), &o.kind, o.namespace.as_deref(), &o.name);
-        let rehash = |&j: &usize| {
-            let o = &objects[j];
-            self.hasher.hash_one((o.group(), o.kind.as_str(), o.namespace.as_deref(), o.name.as_str()))
-        };
-        match self.table.entry(
-            hash,
-            |&j| same(&objects[j], o.group(), &o.kind, o.namespace.as_deref(), &o.name),
-            rehash,
-        ) {
+        let key = key_of(&objects[i]);
+        let hasher = &self.hasher;
+        let entry = self.table.entry(
+            hasher.hash_one(key),
+            |&j| key_of(&objects[j]) == key,
+            |&j| hasher.hash_one(key_of(&objects[j])),
+        );
+        match entry {
             // Two objects of one key (a list read twice): the later one wins, as a map's insert.
             Entry::Occupied(mut e) => *e.get_mut() = i,
             Entry::Vacant(e) => {
@@ -160,14 +160,9 @@ impl ByKey {
         }
     }
 
-    fn get(&self, objects: &[Object], group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<usize> {
-        let hash = self.hash(group, kind, namespace, name);
-        self.table.find(hash, |&j| same(&objects[j], group, kind, namespace, name)).copied()
+    fn get(&self, objects: &[Object], key: Key<'_>) -> Option<usize> {
+        self.table.find(self.hasher.hash_one(key), |&j| key_of(&objects[j]) == key).copied()
     }
-}
-
-fn same(o: &Object, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> bool {
-    o.name == name && o.kind == kind && o.namespace.as_deref() == namespace && o.group() == group
 }
 
 impl Graph {
@@ -196,7 +191,7 @@ impl Graph {
     }
 
     pub fn find(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<usize> {
-        self.by_key.get(&self.objects, group, kind, namespace, name)
+        self.by_key.get(&self.objects, (group, kind, namespace, name))
     }
 
     /// References naming `owner` by uid: (dependent, reference index). Includes invalid ones
@@ -244,7 +239,7 @@ fn resolve(
     if !coverage.covers(group, &r.kind, ns.as_deref()) {
         return RefState::Unknown;
     }
-    match by_key.get(objects, group, &r.kind, ns.as_deref(), &r.name) {
+    match by_key.get(objects, (group, &r.kind, ns.as_deref(), &r.name)) {
         Some(i) => RefState::Recreated(i),
         None => RefState::Missing,
     }
