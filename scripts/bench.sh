@@ -134,11 +134,12 @@ namespaced_types() {
 }
 
 # The API server's Go heap (1.5 GB and more here) is collected every other heavy run or so, and
-# a collection slows whatever runs beside it by half. With ours and the floor alternating, it
-# fell on the same side run after run: check -n bench-s measured 0.56 s against a 0.76 s floor
-# and, one run out of phase, 0.95 s against 0.45. So every timed run starts right after a
-# forced collection (Go's heap profile with gc=1 runs one and answers when it is done), and
-# every run, ours, the floor's and the peers', meets the same server.
+# a collection slows whatever runs beside it by half: runs of one check -n bench-s in a row took
+# 0.95 and 0.55 s by turns. With ours and the floor alternating, the collections fell on the
+# same side run after run (six pairs: ours 0.51-0.67 s, the floor 0.74-0.84) until one extra
+# run flipped the phase. So every timed run starts right after a forced collection (Go's heap
+# profile with gc=1 runs one and answers when it is done), and every run, ours, the floor's
+# and the peers', meets the same server.
 settle_apiserver() {
   local server
   server=$(awk -F= '/^SERVER=/ {print $2}' "$dir/cluster.env")
