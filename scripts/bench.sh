@@ -60,6 +60,11 @@ bin="$dir/bin"
 admin="$dir/admin.kubeconfig"
 export KUBECONFIG="$dir/viewer.kubeconfig"
 work=$(mktemp -d)
+# admin_get PATH: a GET straight to the API server (never through toxiproxy) as its admin.
+admin_get() {
+  curl -sf --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" \
+    "$(awk -F= '/^SERVER=/ {print $2}' "$dir/cluster.env")$1" -o /dev/null
+}
 
 load() {
   local ns=$1 f=$2
@@ -86,16 +91,15 @@ fi
 # floors tripled in an hour): a kept cluster's is restarted, same flags, same etcd, so that
 # every run measures against a server as fresh as the one a first run loads.
 restart_apiserver() {
-  local pidfile="$dir/pids/kube-apiserver.pid" pid args server
+  local pidfile="$dir/pids/kube-apiserver.pid" pid args
   pid=$(cat "$pidfile")
   mapfile -d '' args < "/proc/$pid/cmdline"
   kill "$pid"
   while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
   setsid "${args[@]}" >> "$dir/logs/kube-apiserver.log" 2>&1 < /dev/null &
   echo $! > "$pidfile"
-  server=$(awk -F= '/^SERVER=/ {print $2}' "$dir/cluster.env")
   local deadline=$((SECONDS + 120))
-  until curl -sf --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" "$server/readyz" >/dev/null; do
+  until admin_get /readyz; do
     ((SECONDS < deadline)) || { log "kube-apiserver did not come back"; exit 1; }
     sleep 0.3
   done
@@ -141,10 +145,7 @@ namespaced_types() {
 # profile with gc=1 runs one and answers when it is done), and every run, ours, the floor's
 # and the peers', meets the same server.
 settle_apiserver() {
-  local server
-  server=$(awk -F= '/^SERVER=/ {print $2}' "$dir/cluster.env")
-  curl -sf --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" \
-    "$server/debug/pprof/heap?gc=1" -o /dev/null || { log "could not collect the API server's heap"; return 1; }
+  admin_get '/debug/pprof/heap?gc=1' || { log "could not collect the API server's heap"; return 1; }
 }
 
 # time_runs FILE RUNS CMD...: RUNS runs, one "seconds kilobytes" line each, appended.
