@@ -88,7 +88,8 @@ pub const REVIEW_PATHS: &[&str] = &[
 
 #[derive(Debug)]
 pub struct Reply {
-    pub body: Vec<u8>,
+    /// As collected, not copied into a Vec: a page of whole objects is megabytes.
+    pub body: bytes::Bytes,
     /// The body is Kubernetes protobuf (a metadata list), not JSON.
     pub protobuf: bool,
     /// The API server's clock, from the `Date` header.
@@ -355,7 +356,7 @@ impl Conn {
             )
         })?;
         Self::trace(line, wire.as_ref(), Some(body.len()), started);
-        Ok(Reply { body: body.to_vec(), protobuf, server_time })
+        Ok(Reply { body, protobuf, server_time })
     }
 
     /// Sends a request and returns a successful response; every failure (transport,
