@@ -74,7 +74,6 @@ load() {
     -node-leases "$(size $((1000 * f / 2)))" -pdbs "$(size $((200 * f / 2)))" -widgets "$(size $((5000 * f / 2)))" \
     | tee "$work/load-$ns.txt" >&2
 }
-kept=false
 if $envelope; then
   : # envelope() loads its own namespaces, in two halves
 elif [[ $(cat "$dir/loaded" 2>/dev/null) != "$scale" ]]; then
@@ -83,13 +82,12 @@ elif [[ $(cat "$dir/loaded" 2>/dev/null) != "$scale" ]]; then
   echo "$scale" > "$dir/loaded"
 else
   log "bench-s and bench-l already loaded at scale $scale (--keep'd cluster)"
-  kept=true
   for ns in bench-s bench-l; do echo "loaded before this run, at scale $scale (a --keep'd cluster)" > "$work/load-$ns.txt"; done
 fi
 
 # The API server slows as it ages, idle or not (docs/benchmarks-history.md, "After run 11":
 # floors tripled in an hour): it is restarted, same flags, same etcd, before every row (see
-# bench), and a kept envelope cluster's once before its run.
+# bench); the envelope's never is.
 restart_apiserver() {
   local pidfile="$dir/pids/kube-apiserver.pid" pid args
   pid=$(cat "$pidfile")
@@ -106,10 +104,6 @@ restart_apiserver() {
   # Let the controllers' and scheduler's watches and lease renewals settle first.
   sleep 10
 }
-if $kept && $envelope; then
-  log "restarting kube-apiserver (a kept cluster's has aged)"
-  restart_apiserver
-fi
 
 if [[ $link == wan ]]; then
   api_port=$(awk -F= '/^API_PORT=/ {print $2}' "$dir/cluster.env")
