@@ -103,8 +103,8 @@ pub enum Failure {
     /// (Forbidden, NotFound, Expired...).
     Status { code: u16, reason: String },
     /// No answer: refused, TLS, DNS, a proxy, a connection lost. `closed` marks a request
-    /// lost to an HTTP/2 connection the server closed gracefully (GOAWAY NO_ERROR, as the
-    /// API server does after answering 401 on it): not refused, and safe to send again.
+    /// lost, unsent, to an HTTP/2 connection the server closed gracefully (GOAWAY NO_ERROR, as
+    /// the API server does after answering 401 on it): safe to send again.
     Unreachable { closed: bool },
     /// No answer within --request-timeout.
     Timeout,
@@ -407,11 +407,29 @@ impl Conn {
     }
 }
 
+/// Whether a request was lost to a connection the server closed on purpose, so sending it
+/// again is safe. The API server ends an HTTP/2 connection with GOAWAY NO_ERROR after a 401;
+/// requests started beside the refused one then fail in ways that all mean "not sent": the
+/// GOAWAY itself on their stream; hyper's pool handing a request that waited for the new
+/// connection one already closed; hyper-util cancelling a request (still queued for the
+/// connection, or whose own connection attempt gave way to the one that negotiated HTTP/2).
+/// hyper-util sends such requests again only on a reused connection or when HTTP/2 is
+/// forced, not on the fresh ALPN connection every command starts with.
 fn closed_gracefully(err: &(dyn std::error::Error + 'static)) -> bool {
+    use hyper_util::client::legacy::{self, pool};
     let mut next = Some(err);
     while let Some(e) = next {
         if let Some(h2) = e.downcast_ref::<h2::Error>() {
             return h2.is_go_away() && h2.reason() == Some(h2::Reason::NO_ERROR);
+        }
+        if let Some(pool) = e.downcast_ref::<pool::Error>() {
+            return matches!(pool, pool::Error::CheckedOutClosedValue);
+        }
+        // hyper-util keeps its error kinds private; its Display names the kind.
+        if e.downcast_ref::<legacy::Error>().is_some_and(|e| e.to_string() == "client error (Canceled)")
+            || e.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_canceled)
+        {
+            return true;
         }
         next = e.source();
     }
@@ -565,6 +583,31 @@ mod tests {
             .unwrap();
         let c = copy(&r);
         assert_eq!((c.method(), c.uri(), c.headers(), c.body()), (r.method(), r.uri(), r.headers(), r.body()));
+    }
+
+    #[derive(Debug)]
+    struct Wrapped(Box<dyn std::error::Error + Send + Sync>);
+    impl fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("client error (Connect)")
+        }
+    }
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(self.0.as_ref())
+        }
+    }
+
+    #[test]
+    fn only_connections_closed_before_the_request_was_answered_are_sent_again() {
+        use hyper_util::client::legacy::pool;
+        let checked_out_closed = Wrapped(Box::new(pool::Error::CheckedOutClosedValue));
+        assert!(closed_gracefully(&checked_out_closed));
+        let go_away = Wrapped(Box::new(h2::Error::from(h2::Reason::NO_ERROR)));
+        // A reset stream with NO_ERROR is not a GOAWAY: the request may have been processed.
+        assert!(!closed_gracefully(&go_away));
+        assert!(!closed_gracefully(&Wrapped(Box::new(pool::Error::PoolDisabled))));
+        assert!(!closed_gracefully(&Wrapped(Box::new(std::io::Error::other("connection refused")))));
     }
 
     #[test]
