@@ -4,7 +4,6 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    no_transparent_huge_pages();
     exit_now(kubectl_coord::main_exit_code());
 }
 
@@ -30,14 +29,20 @@ fn exit_now(code: i32) -> ! {
 /// fault in 2 MiB at a time, each zeroed by the kernel: for a process that lives a second,
 /// that is resident memory never used and system time spent clearing it (check -A on the
 /// benchmark cluster: 0.87 s of system time against 0.30 without; leases -A 57 MB resident
-/// against 32). The setting is inherited by the exec credential plugins we start.
+/// against 32). With "madvise" they do too, since mimalloc asks for huge pages on its arena.
+/// So this runs from `.init_array`, before the Rust runtime's first allocation reserves and
+/// touches that arena; from `main` it came after those first faults, which took 30-50 ms when
+/// the kernel had to find and clear huge pages (perf of check -n bench-l). The setting is
+/// inherited by the exec credential plugins we start.
 #[cfg(target_os = "linux")]
-fn no_transparent_huge_pages() {
+#[used]
+#[unsafe(link_section = ".init_array")]
+static NO_TRANSPARENT_HUGE_PAGES: extern "C" fn() = no_transparent_huge_pages;
+
+#[cfg(target_os = "linux")]
+extern "C" fn no_transparent_huge_pages() {
     // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process; a failure changes nothing.
     unsafe {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
 }
-
-#[cfg(not(target_os = "linux"))]
-fn no_transparent_huge_pages() {}

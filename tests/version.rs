@@ -213,3 +213,54 @@ fn client_only_version_and_completions_need_no_cluster() {
         assert!(run.stdout.contains("request-timeout"), "{shell} script lacks the global flags");
     }
 }
+
+/// The process turns transparent huge pages off before its first allocation: an exec
+/// credential plugin (run by the command, so while it is alive) reads the plugin's parent's
+/// memory map. Set from `main`, the flag came after mimalloc had asked for huge pages on its
+/// arena and the runtime had faulted two of them in (AnonHugePages 4096 kB) on a host whose
+/// THP setting is "madvise" or "always"; with "never" no process has any, so this cannot fail there.
+#[test]
+fn no_transparent_huge_pages_from_the_first_allocation() {
+    let c = cluster();
+    let out = c.dir.join(format!("thp-{}.txt", std::process::id()));
+    let plugin = c.dir.join(format!("thp-{}.sh", std::process::id()));
+    std::fs::write(
+        &plugin,
+        format!(
+            "#!/bin/sh\ngrep -h -e AnonHugePages -e THP_enabled /proc/$PPID/smaps_rollup /proc/$PPID/status >> {}\n\
+             echo '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"t\"}}}}'\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&plugin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let kubeconfig = c.dir.join(format!("thp-{}.kubeconfig", std::process::id()));
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\n\
+             clusters: [{{name: c, cluster: {{server: \"{}\", certificate-authority: \"{}\"}}}}]\n\
+             users: [{{name: u, user: {{exec: {{apiVersion: client.authentication.k8s.io/v1, command: \"{}\", interactiveMode: Never}}}}}}]\n\
+             contexts: [{{name: c, context: {{cluster: c, user: u}}}}]\n",
+            c.env("SERVER"),
+            c.dir.join("pki/ca.crt").display(),
+            plugin.display()
+        ),
+    )
+    .unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));
+    cmd.args(["leases"]).env("KUBECONFIG", &kubeconfig);
+    // The token is refused (401); the plugin has run by then.
+    common::Run::of(cmd).code(1);
+    let seen = std::fs::read_to_string(&out).expect("the credential plugin ran");
+    let host = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    assert!(seen.lines().any(|l| l.starts_with("THP_enabled:")), "{seen}");
+    for line in seen.lines() {
+        let ok = match line.split_once(':') {
+            Some(("THP_enabled", v)) => v.trim() == "0",
+            Some(("AnonHugePages", v)) => v.trim() == "0 kB",
+            _ => true,
+        };
+        assert!(ok, "huge pages in kubectl-coord (host THP: {}): {seen}", host.trim());
+    }
+}
