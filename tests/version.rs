@@ -218,7 +218,8 @@ fn client_only_version_and_completions_need_no_cluster() {
 /// credential plugin (run by the command, so while it is alive) reads the plugin's parent's
 /// memory map. Set from `main`, the flag came after mimalloc had asked for huge pages on its
 /// arena and the runtime had faulted two of them in (AnonHugePages 4096 kB) on a host whose
-/// THP setting is "madvise" or "always"; with "never" no process has any, so this cannot fail there.
+/// THP setting is "madvise" or "always"; under "never" there are none to find, and only the
+/// process's flag (THP_enabled) is checked.
 #[test]
 fn no_transparent_huge_pages_from_the_first_allocation() {
     let c = cluster();

@@ -599,7 +599,7 @@ mod tests {
     }
 
     #[test]
-    fn only_connections_closed_before_the_request_was_answered_are_sent_again() {
+    fn only_requests_lost_unsent_are_sent_again() {
         use hyper_util::client::legacy::pool;
         let checked_out_closed = Wrapped(Box::new(pool::Error::CheckedOutClosedValue));
         assert!(closed_gracefully(&checked_out_closed));
