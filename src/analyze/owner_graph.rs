@@ -545,7 +545,15 @@ pub fn cycles(graph: &Graph) -> Vec<Vec<usize>> {
                 }
                 let self_loop = component.len() == 1 && succ(v).contains(&v);
                 if component.len() > 1 || self_loop {
-                    component.sort_unstable();
+                    // By name, not by index: the order objects are listed in is the order
+                    // their lists happened to arrive, and the finding names the first.
+                    component.sort_by(|&a, &b| {
+                        let key = |i: usize| {
+                            let o = &graph.objects[i];
+                            (&o.kind, &o.namespace, &o.name, &o.uid)
+                        };
+                        key(a).cmp(&key(b))
+                    });
                     out.push(component);
                 }
             }
@@ -780,6 +788,27 @@ pub mod tests {
         // The tree of a cycle still terminates and prints each object once.
         let rows = tree(&g, 0, Walk { up: true, down: true, depth: None });
         assert_eq!(rows.iter().filter(|r| !r.repeat).count(), 3);
+    }
+
+    #[test]
+    fn a_cycle_is_named_the_same_whatever_order_its_objects_were_listed_in() {
+        let cycle = [
+            obj("c", "ConfigMap", Some("n"), "c", &[("ConfigMap", "a", "a", false, false)]),
+            obj("a", "ConfigMap", Some("n"), "a", &[("ConfigMap", "b", "b", false, false)]),
+            obj("b", "ConfigMap", Some("n"), "b", &[("ConfigMap", "c", "c", false, false)]),
+        ];
+        let messages: Vec<(String, String)> = [[0, 1, 2], [2, 0, 1], [1, 2, 0]]
+            .into_iter()
+            .map(|order| {
+                let g = Graph::build(order.iter().map(|&i| cycle[i].clone()).collect(), &coverage());
+                let f = findings(&g, &[0, 1, 2], None, 300);
+                assert_eq!(f.len(), 1);
+                (g.objects[f[0].object].name.clone(), f[0].message.clone())
+            })
+            .collect();
+        assert_eq!(messages[0].0, "a");
+        assert!(messages[0].1.contains(r#"ConfigMap "a" -> ConfigMap "b" -> ConfigMap "c""#), "{}", messages[0].1);
+        assert!(messages.iter().all(|m| *m == messages[0]), "{messages:?}");
     }
 
     use proptest::prelude::*;
