@@ -79,6 +79,35 @@ pub async fn list_all_paged<T: DeserializeOwned + Send + 'static>(
     accept: Accept,
     page_size: usize,
 ) -> Result<Listed<T>, RequestError> {
+    Ok(list_all_digested(conn, path, query, accept, page_size, gather::<T>).await?.flattened())
+}
+
+/// Adds a page of items to a list's items: the fold of a plain list.
+pub fn gather<T>(all: &mut Vec<T>, page: Vec<T>) {
+    if all.is_empty() {
+        *all = page;
+    } else {
+        all.extend(page);
+    }
+}
+
+/// [`list_all_paged`], each page's items folded by `digest` into the list's `P` on the
+/// blocking pool as soon as the page is decoded, while the next page is on its way: a long
+/// list is digested as it arrives rather than after its last page. `items` holds that one
+/// `P`; a 410 Gone that restarts the list starts it again from `P::default()`.
+pub async fn list_all_digested<T, P, D>(
+    conn: &Conn,
+    path: &str,
+    query: &str,
+    accept: Accept,
+    page_size: usize,
+    digest: D,
+) -> Result<Listed<P>, RequestError>
+where
+    T: DeserializeOwned + Send + 'static,
+    P: Default + Send + 'static,
+    D: Fn(&mut P, Vec<T>) + Clone + Send + 'static,
+{
     let page_size = forced_page_size().unwrap_or(page_size);
     let page_url = |token: Option<&str>| {
         let mut url = format!("{path}?limit={page_size}");
@@ -95,7 +124,7 @@ pub async fn list_all_paged<T: DeserializeOwned + Send + 'static>(
     let mut restarts = 0;
     let _counted = crate::output::progress::list();
     'restart: loop {
-        let mut items = Vec::new();
+        let mut folded = P::default();
         let mut server_time = None;
         let mut resource_version = String::new();
         let mut url = page_url(None);
@@ -123,14 +152,27 @@ pub async fn list_all_paged<T: DeserializeOwned + Send + 'static>(
                 server_time = reply.server_time;
                 resource_version = head.resource_version;
             }
-            let page = decode_page::<T>(reply, &url, conn.server()).await?;
-            let page_items = page.items.unwrap_or_default();
-            crate::output::progress::objects_read(page_items.len());
-            items.extend(page_items);
+            folded = decode_page(reply, &url, conn.server(), folded, digest.clone()).await?;
             match next {
                 Some((f, u)) => (fetch, url) = (f, u),
-                None => return Ok(Listed { items, server_time, resource_version, restarts }),
+                None => return Ok(Listed { items: vec![folded], server_time, resource_version, restarts }),
             }
+        }
+    }
+}
+
+impl<T> Listed<Vec<T>> {
+    /// One list of items from the items of each list read.
+    pub fn flattened(self) -> Listed<T> {
+        let mut items = Vec::new();
+        for part in self.items {
+            gather(&mut items, part);
+        }
+        Listed {
+            items,
+            server_time: self.server_time,
+            resource_version: self.resource_version,
+            restarts: self.restarts,
         }
     }
 }
@@ -178,17 +220,32 @@ fn metadata_before_items(body: &[u8]) -> Option<PageMeta> {
     found.into_inner()
 }
 
-/// Decodes a page on the blocking pool: the runtime's workers keep receiving the other
-/// lists meanwhile, and two large pages decode on two cores instead of one after the other.
-async fn decode_page<T: DeserializeOwned + Send + 'static>(
+/// Decodes a page and folds it into `folded` on the blocking pool: the runtime's workers
+/// keep receiving the other lists meanwhile, and two large pages decode on two cores
+/// instead of one after the other.
+async fn decode_page<T, P, D>(
     reply: Reply,
     url: &str,
     server: &str,
-) -> Result<Page<T>, RequestError> {
+    mut folded: P,
+    digest: D,
+) -> Result<P, RequestError>
+where
+    T: DeserializeOwned + Send + 'static,
+    P: Send + 'static,
+    D: FnOnce(&mut P, Vec<T>) + Send + 'static,
+{
     let (url, server) = (url.to_string(), server.to_string());
-    tokio::task::spawn_blocking(move || super::decode(&reply, &url, &server))
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+    tokio::task::spawn_blocking(move || {
+        let page: Page<T> = super::decode(&reply, &url, &server)?;
+        drop(reply);
+        let items = page.items.unwrap_or_default();
+        crate::output::progress::objects_read(items.len());
+        digest(&mut folded, items);
+        Ok(folded)
+    })
+    .await
+    .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
 }
 
 /// A page request running on its own task, aborted if dropped unread (when the page

@@ -20,7 +20,7 @@ use tokio::sync::OnceCell;
 
 use crate::cli::ConnectionArgs;
 pub use kubeconfig::Target;
-use list::{Listed, list_all};
+use list::Listed;
 pub use request::{Accept, Conn, Reply, RequestError, WatchStream};
 
 /// A connected session: where we are and how to ask.
@@ -116,20 +116,46 @@ impl Session {
         query: &str,
         accept: Accept,
     ) -> Result<(Listed<T>, Option<Fallback>), RequestError> {
+        let (listed, fallback) =
+            self.list_scoped_digested(namespace, collection, query, accept, list::gather::<T>).await?;
+        Ok((listed.flattened(), fallback))
+    }
+
+    /// [`Session::list_scoped`], each page folded into its list's `P` as it arrives
+    /// ([`list::list_all_digested`]): one `P` per list read (one per namespace when
+    /// read namespace by namespace).
+    pub async fn list_scoped_digested<T, P, D>(
+        &self,
+        namespace: Option<&str>,
+        collection: impl Fn(Option<&str>) -> String,
+        query: &str,
+        accept: Accept,
+        digest: D,
+    ) -> Result<(Listed<P>, Option<Fallback>), RequestError>
+    where
+        T: DeserializeOwned + Send + 'static,
+        P: Default + Send + 'static,
+        D: Fn(&mut P, Vec<T>) + Clone + Send + 'static,
+    {
+        let page_size = list::page_size(accept);
+        let list = |path: String| {
+            let digest = digest.clone();
+            async move { list::list_all_digested(&self.conn, &path, query, accept, page_size, digest).await }
+        };
         if let Some(ns) = namespace {
-            let listed = list_all(&self.conn, &collection(Some(ns)), query, accept).await?;
-            return Ok((listed, None));
+            return Ok((list(collection(Some(ns))).await?, None));
         }
-        let refused = match list_all(&self.conn, &collection(None), query, accept).await {
+        let refused = match list(collection(None)).await {
             Ok(listed) => return Ok((listed, None)),
             Err(e) if e.forbidden() => e,
             Err(e) => return Err(e),
         };
         let (namespaces, source) = self.readable.get_or_init(|| self.find_namespaces()).await.clone();
         let collection = &collection;
-        let lists: Vec<(String, Result<Listed<T>, RequestError>)> = stream::iter(namespaces)
+        let list = &list;
+        let lists: Vec<(String, Result<Listed<P>, RequestError>)> = stream::iter(namespaces)
             .map(|ns| async move {
-                let listed = list_all(&self.conn, &collection(Some(&ns)), query, accept).await;
+                let listed = list(collection(Some(&ns))).await;
                 (ns, listed)
             })
             .buffered(8)

@@ -3,6 +3,7 @@
 //! lease specs and controller status live outside metadata); every other type, pods
 //! included, metadata-only. One extra metadata list names the pods with no node.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 
 use jiff::Timestamp;
@@ -21,7 +22,9 @@ use crate::analyze::sequence_text::object_from_text;
 use crate::commands::fields::census::{Census, DEFAULT_KINDS, Digest, Tally};
 use crate::commands::leases::fetch::{Candidate, LeaseItem, leases_in, snapshot as lease_snapshot};
 use crate::commands::overlaps::fetch::{self as overlaps_fetch, KINDS as OVERLAP_KINDS};
-use crate::commands::owners::fetch::{self as owners_fetch, Lists, Progress, Scope, Skipped, list_types, served};
+use crate::commands::owners::fetch::{
+    self as owners_fetch, Intake, Lists, Progress, Scope, Skipped, list_types, served,
+};
 use crate::connect::{Accept, Session};
 
 #[derive(Default)]
@@ -53,9 +56,9 @@ pub struct Snapshot {
     pub system_leases: Option<Vec<LeaseSnapshot>>,
 }
 
-/// What one list adds to the snapshot, digested on the blocking pool as soon as the list is
-/// in: the lists finish at different times, and the last (pods, paged) leaves the others'
-/// decoding nothing to wait for.
+/// What one list adds to the snapshot, digested on the blocking pool page by page as the
+/// pages come in: after the last page of the last list (pods, paged) only that page is left
+/// to digest.
 #[derive(Default)]
 struct Digested {
     objects: Vec<Object>,
@@ -73,13 +76,13 @@ struct Digested {
 
 impl Snapshot {
     fn absorb(&mut self, r: &ApiResource, part: Digested, tally: &mut Tally) {
-        self.objects.extend(part.objects);
-        self.controllers.extend(part.controllers);
-        self.invalid.extend(part.invalid);
-        self.pods.extend(part.pods);
-        self.leases.extend(part.leases);
-        self.candidates.extend(part.candidates);
-        self.workloads.extend(part.workloads);
+        join(&mut self.objects, part.objects);
+        join(&mut self.controllers, part.controllers);
+        join(&mut self.invalid, part.invalid);
+        join(&mut self.pods, part.pods);
+        join(&mut self.leases, part.leases);
+        join(&mut self.candidates, part.candidates);
+        join(&mut self.workloads, part.workloads);
         self.replicas.extend(part.replicas);
         if let Some(n) = part.census_checked {
             *self.census_checked.entry(r.kind.clone()).or_default() += n;
@@ -88,6 +91,16 @@ impl Snapshot {
             tally.add(&r.kind, digest);
         }
     }
+}
+
+/// Appends `part` to `all`, copying the shorter of the two: the last list in (pods, the
+/// largest) is then moved rather than copied after its last page. The order of objects
+/// across lists follows their arrival anyway; nothing depends on it.
+fn join<T>(all: &mut Vec<T>, mut part: Vec<T>) {
+    if part.len() > all.len() {
+        std::mem::swap(all, &mut part);
+    }
+    all.extend(part);
 }
 
 /// How a type is read.
@@ -190,10 +203,26 @@ pub async fn snapshot(
         }
     };
     let plan = *plan;
+    // Each list is absorbed as soon as it is complete, while the others are still being read:
+    // only the last one's share is left for after its last page.
+    let absorbed = RefCell::new((Snapshot::default(), Tally::default()));
+    let absorb = |r: &ApiResource, part: Digested| {
+        let (snap, tally) = &mut *absorbed.borrow_mut();
+        snap.absorb(r, part, tally);
+    };
     let (json, meta, unscheduled, system_leases) = futures::join!(
-        list_types(session, &json_resources, scope, full_accept, FULL_CONCURRENCY, &progress, move |r, items| {
-            read_json(&plan, r, items)
-        }),
+        list_types(
+            session,
+            &json_resources,
+            scope,
+            full_accept,
+            FULL_CONCURRENCY,
+            &progress,
+            Intake {
+                page: move |part: &mut Digested, r: &ApiResource, items| read_json(&plan, part, r, items),
+                list: absorb
+            }
+        ),
         list_types(
             session,
             &meta_resources,
@@ -201,28 +230,25 @@ pub async fn snapshot(
             |_| Accept::MetadataList,
             METADATA_CONCURRENCY,
             &progress,
-            move |r, items| read_metadata(&plan, r, items)
+            Intake {
+                page: move |part: &mut Digested, r: &ApiResource, items| read_metadata(&plan, part, r, items),
+                list: absorb
+            }
         ),
         unscheduled_pods(session, scope, plan.trace),
         system_leases(session, scope, plan.trace)
     );
     progress.clear();
     let (json, meta) = (json?, meta?);
-    let mut snap = Snapshot {
-        coverage: Coverage { served: served(resources), listed: HashMap::new() },
-        leases_listed: json.items.iter().any(|(r, _)| is(r, "coordination.k8s.io", "leases")),
-        ..Default::default()
-    };
+    let (mut snap, tally) = absorbed.into_inner();
+    snap.coverage = Coverage { served: served(resources), listed: HashMap::new() };
+    snap.leases_listed = json.listed.contains_key(&("coordination.k8s.io".to_string(), "Lease".to_string()));
     snap.system_leases = system_leases;
     match unscheduled {
         Ok(uids) => snap.unscheduled = uids,
         Err(skip) => snap.skipped.push(skip),
     }
     absorb_lists(&mut snap, &json, &meta);
-    let mut tally = Tally::default();
-    for (r, part) in json.items.into_iter().chain(meta.items) {
-        snap.absorb(&r, part, &mut tally);
-    }
     snap.census = tally.finish();
     snap.skipped.sort_by(|a, b| (&a.resource, &a.namespace).cmp(&(&b.resource, &b.namespace)));
     Ok(snap)
@@ -235,7 +261,7 @@ fn plan_types(resources: &[ApiResource], plan: &Plan) -> Planned {
     owners_fetch::plan(resources).into_iter().filter_map(|r| read_for(&r, plan).map(|read| (r, read))).collect()
 }
 
-fn absorb_lists<A, B>(snap: &mut Snapshot, json: &Lists<A>, meta: &Lists<B>) {
+fn absorb_lists(snap: &mut Snapshot, json: &Lists, meta: &Lists) {
     snap.server_time = json.server_time.or(meta.server_time);
     for lists in [(&json.listed, &json.skipped), (&meta.listed, &meta.skipped)] {
         snap.coverage.listed.extend(lists.0.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -245,14 +271,13 @@ fn absorb_lists<A, B>(snap: &mut Snapshot, json: &Lists<A>, meta: &Lists<B>) {
 
 /// Each whole object is kept as its JSON text and decoded by each analysis straight into the
 /// little it reads: building a `Value` tree of every object first cost more than all of them.
-fn read_json(plan: &Plan, r: &ApiResource, items: Vec<Box<RawValue>>) -> Digested {
-    let mut part = Digested::default();
+fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<RawValue>>) {
     let overlap = overlap_kind(r);
     let census = plan.fields && census_kind(r);
     let (leases, candidates) =
         (is(r, "coordination.k8s.io", "leases"), is(r, "coordination.k8s.io", "leasecandidates"));
     if census {
-        part.census_checked = Some(items.len());
+        *part.census_checked.get_or_insert(0) += items.len();
     }
     for raw in items {
         let text = raw.get();
@@ -296,11 +321,9 @@ fn read_json(plan: &Plan, r: &ApiResource, items: Vec<Box<RawValue>>) -> Digeste
             part.workloads.push(o);
         }
     }
-    part
 }
 
-fn read_metadata(plan: &Plan, r: &ApiResource, items: Vec<MetaItem>) -> Digested {
-    let mut part = Digested::default();
+fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<MetaItem>) {
     let pods = is_pods(r);
     for item in items {
         let m = item.metadata;
@@ -340,7 +363,6 @@ fn read_metadata(plan: &Plan, r: &ApiResource, items: Vec<MetaItem>) -> Digested
             finalizers: m.finalizers,
         });
     }
-    part
 }
 
 /// What a workload asks for, as `leases` shows it beside a holder's controller.

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::analyze::object_status::{Health, status};
 use crate::analyze::owner_graph::{Coverage, Graph, Listed, Object, OwnerRef};
 use crate::analyze::resource_ref::ApiResource;
-use crate::connect::list::{METADATA_PAGE_SIZE, list_all, list_all_paged};
+use crate::connect::list::{METADATA_PAGE_SIZE, gather, list_all_digested, list_all_paged, page_size};
 use crate::connect::{Accept, Session};
 
 /// Lists in flight at once: enough to hide latency, few enough not to trip the
@@ -141,19 +141,25 @@ impl Progress {
     }
 }
 
-/// What was read of each of `types` in `scope` (its objects, or what they were digested
-/// into), with where each type was listed and what could not be.
-pub struct Lists<P> {
-    pub items: Vec<(ApiResource, P)>,
+/// Where each type was listed, what could not be, and the server's clock.
+pub struct Lists {
     pub listed: HashMap<(String, String), Listed>,
     pub skipped: Vec<Skipped>,
     pub server_time: Option<Timestamp>,
 }
 
-/// Lists `types` in `scope`, `concurrency` at a time, each with `accept(type)`, and hands
-/// each type's objects to `digest` on the blocking pool as soon as its list is in, while the
-/// other lists are still being read. A type that is forbidden or fails is a [`Skipped`] row;
-/// an unreachable server or refused credentials end the whole read.
+/// What becomes of the objects [`list_types`] reads: `page` folds each page into its list's
+/// `P` on the blocking pool as soon as the page is in, while the later pages and the other
+/// lists are still being read; `list` takes each list's `P` as soon as the list is complete
+/// (one per namespace when read namespace by namespace).
+pub struct Intake<D, A> {
+    pub page: D,
+    pub list: A,
+}
+
+/// Lists `types` in `scope`, `concurrency` at a time, each with `accept(type)`, into
+/// `intake`. A type that is forbidden or fails is a [`Skipped`] row; an unreachable server
+/// or refused credentials end the whole read.
 pub async fn list_types<T, P, D>(
     session: &Session,
     types: &[ApiResource],
@@ -161,47 +167,39 @@ pub async fn list_types<T, P, D>(
     accept: impl Fn(&ApiResource) -> Accept,
     concurrency: usize,
     progress: &Progress,
-    digest: D,
-) -> anyhow::Result<Lists<P>>
+    intake: Intake<D, impl FnMut(&ApiResource, P)>,
+) -> anyhow::Result<Lists>
 where
     T: DeserializeOwned + Send + 'static,
-    P: Send + 'static,
-    D: Fn(&ApiResource, Vec<T>) -> P + Clone + Send + 'static,
+    P: Default + Send + 'static,
+    D: Fn(&mut P, &ApiResource, Vec<T>) + Clone + Send + 'static,
 {
-    let lists = stream::iter(types.iter())
+    let mut lists = stream::iter(types.iter())
         .map(|r| {
             let ns = match scope {
                 Scope::Namespace(ns) if r.namespaced => Some(ns.as_str()),
                 _ => None,
             };
             let accept = accept(r);
-            let digest = digest.clone();
+            let (digest, resource) = (intake.page.clone(), r.clone());
+            let page = move |part: &mut P, items: Vec<T>| digest(part, &resource, items);
             async move {
                 let listed = if r.namespaced {
-                    session.list_scoped::<T>(ns, |ns| r.collection(ns), "", accept).await
+                    session.list_scoped_digested(ns, |ns| r.collection(ns), "", accept, page).await
                 } else {
-                    list_all::<T>(&session.conn, &r.collection(None), "", accept).await.map(|l| (l, None))
-                };
-                let digested = match listed {
-                    Ok((listed, fallback)) => {
-                        let (resource, items) = (r.clone(), listed.items);
-                        let part = tokio::task::spawn_blocking(move || digest(&resource, items))
-                            .await
-                            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-                        Ok((part, listed.server_time, fallback))
-                    }
-                    Err(e) => Err(e),
+                    list_all_digested(&session.conn, &r.collection(None), "", accept, page_size(accept), page)
+                        .await
+                        .map(|l| (l, None))
                 };
                 progress.tick();
-                (r, ns, digested)
+                (r, ns, listed)
             }
         })
-        .buffer_unordered(concurrency)
-        .collect::<Vec<_>>()
-        .await;
-    let mut out = Lists { items: Vec::new(), listed: HashMap::new(), skipped: Vec::new(), server_time: None };
-    for (r, ns, listed) in lists {
-        let (part, server_time, fallback) = match listed {
+        .buffer_unordered(concurrency);
+    let mut absorb = intake.list;
+    let mut out = Lists { listed: HashMap::new(), skipped: Vec::new(), server_time: None };
+    while let Some((r, ns, listed)) = lists.next().await {
+        let (listed, fallback) = match listed {
             Ok(l) => l,
             // The server cannot be reached, or refuses the credentials: nothing else will work either.
             Err(e) if !e.answered() || e.unauthorized() => return Err(e.into()),
@@ -211,7 +209,7 @@ where
                 continue;
             }
         };
-        out.server_time = out.server_time.or(server_time);
+        out.server_time = out.server_time.or(listed.server_time);
         let place = match (ns, &fallback) {
             (Some(ns), _) => Listed::In(BTreeSet::from([ns.to_string()])),
             (None, Some(f)) => {
@@ -229,7 +227,9 @@ where
             (None, None) => Listed::Everywhere,
         };
         out.listed.insert((r.group.clone(), r.kind.clone()), place);
-        out.items.push((r.clone(), part));
+        for part in listed.items {
+            absorb(r, part);
+        }
     }
     out.skipped.sort_by(|a, b| a.resource.cmp(&b.resource));
     Ok(out)
@@ -238,13 +238,17 @@ where
 pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> anyhow::Result<Snapshot> {
     let types = plan(all);
     let progress = Progress::new(types.len());
-    let to_objects =
-        |r: &ApiResource, items: Vec<Item>| items.into_iter().map(|i| i.into_object(r)).collect::<Vec<_>>();
-    let lists = list_types(session, &types, scope, |_| Accept::MetadataList, CONCURRENCY, &progress, to_objects).await;
+    let to_objects = |objects: &mut Vec<Object>, r: &ApiResource, items: Vec<Item>| {
+        objects.extend(items.into_iter().map(|i| i.into_object(r)));
+    };
+    let mut objects = Vec::new();
+    let absorb = |_: &ApiResource, part: Vec<Object>| gather(&mut objects, part);
+    let intake = Intake { page: to_objects, list: absorb };
+    let lists = list_types(session, &types, scope, |_| Accept::MetadataList, CONCURRENCY, &progress, intake).await;
     progress.clear();
     let lists = lists?;
     Ok(Snapshot {
-        objects: lists.items.into_iter().flat_map(|(_, objects)| objects).collect(),
+        objects,
         coverage: Coverage { served: served(all), listed: lists.listed },
         skipped: lists.skipped,
         server_time: lists.server_time,
