@@ -25,6 +25,7 @@ use crate::connect::duration::duration_arg;
 use crate::connect::{Session, discovery};
 use crate::error::{Outcome, usage};
 use crate::output::Printer;
+use crate::output::table::{Grid, Table};
 
 const LONG_ABOUT: &str = "\
 Run every analysis at once and list what it finds, most severe first, each finding with the
@@ -112,10 +113,18 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     }
     let in_fleet = fleet.active();
     fleet::run(conn, fleet, printer, args.exit_code, |session| async move {
-        let report = collect(&session, printer, args, plan).await?;
-        let mut rendered = Rendered::new(printer, &report.machine(), || report.table(printer))?;
-        rendered.warnings = report.warnings();
-        rendered.findings = !report.findings.is_empty();
+        let mut report = collect(&session, printer, args, plan).await?;
+        let (warnings, found) = (report.warnings(), !report.findings.is_empty());
+        let mut rendered = match printer.format {
+            OutputFormat::Table | OutputFormat::Wide => {
+                let table = report.take_table(printer);
+                Rendered::new(printer, &(), || table)?
+            }
+            // Not called: no table is printed in these formats.
+            _ => Rendered::new(printer, &report.machine(), || Table::new(Grid::new(Vec::new())))?,
+        };
+        rendered.warnings = warnings;
+        rendered.findings = found;
         let prefix = if in_fleet { report.context.as_deref() } else { None };
         if printer.format == OutputFormat::Junit {
             rendered.junit = Some(report.junit_suites(prefix));

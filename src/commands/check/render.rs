@@ -81,11 +81,13 @@ impl Report {
         out
     }
 
-    pub fn text(&self, printer: &Printer) -> String {
-        self.table(printer).render(printer.no_headers, printer.color)
+    pub fn text(mut self, printer: &Printer) -> String {
+        self.take_table(printer).render(printer.no_headers, printer.color)
     }
 
-    pub fn table(&self, printer: &Printer) -> Table {
+    /// The findings as a table, their text moved into it rather than copied (a large check
+    /// has tens of thousands of rows): `findings` is left empty.
+    pub fn take_table(&mut self, printer: &Printer) -> Table {
         let all_namespaces = self.scope == Scope::AllNamespaces;
         let mut headers = vec!["SEVERITY", "MECHANISM"];
         if all_namespaces {
@@ -93,12 +95,14 @@ impl Report {
         }
         headers.extend(["OBJECT", "FINDING", "DETAIL"]);
         let mut grid = Grid::new(headers);
-        for f in &self.findings {
+        let findings = std::mem::take(&mut self.findings);
+        let shown = findings.len();
+        for f in findings {
             let mut row: Vec<Styled> = vec![severity_cell(f.severity), f.mechanism.name().into()];
             if all_namespaces {
-                row.push(f.namespace.clone().unwrap_or_default().into());
+                row.push(f.namespace.unwrap_or_default().into());
             }
-            row.extend([f.object.clone().into(), f.message.clone().into(), f.detail.clone().into()]);
+            row.extend([f.object.into(), f.message.into(), f.detail.into()]);
             grid.row(row);
         }
         let mut lines = Vec::new();
@@ -108,11 +112,11 @@ impl Report {
         for (m, s) in &self.summaries {
             lines.push(summary_line(*m, s, printer.wide()));
         }
-        let shown = match self.min_severity {
+        let at_or_above = match self.min_severity {
             Severity::Info => String::new(),
             s => format!(" at or above {}", serde_name(&s)),
         };
-        lines.push(format!("{} finding(s){shown}", self.findings.len()));
+        lines.push(format!("{shown} finding(s){at_or_above}"));
         Table { grid, empty: None, lines }
     }
 
