@@ -383,7 +383,7 @@ pub struct Finding {
     pub message: String,
 }
 
-/// Every finding about the objects in `scope` (indices), in a stable order.
+/// Every finding about the objects in `scope` (indices), by the object's namespace, kind and name.
 /// `now` is the server's clock; deletions older than `stuck_after` with finalizers left are stuck.
 pub fn findings(graph: &Graph, scope: &[usize], now: Option<Timestamp>, stuck_after_secs: i64) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -480,7 +480,14 @@ pub fn findings(graph: &Graph, scope: &[usize], now: Option<Timestamp>, stuck_af
             ),
         });
     }
-    out.sort_by_key(|f| (f.object, f.kind, f.reference));
+    // Not by index: indices follow the order the lists arrived in, which differs from run to run.
+    out.sort_by(|a, b| {
+        let key = |f: &Finding| {
+            let o = &graph.objects[f.object];
+            (&o.namespace, &o.kind, &o.name, &o.uid, f.kind, f.reference)
+        };
+        key(a).cmp(&key(b))
+    });
     out
 }
 
@@ -717,10 +724,10 @@ pub mod tests {
         assert_eq!(
             kinds,
             vec![
+                ("clusterwide".into(), FindingKind::ClusterScopedDependent),
+                ("cross".into(), FindingKind::CrossNamespaceReference),
                 ("gone".into(), FindingKind::DanglingReference),
                 ("recreated".into(), FindingKind::DanglingReference),
-                ("cross".into(), FindingKind::CrossNamespaceReference),
-                ("clusterwide".into(), FindingKind::ClusterScopedDependent),
                 ("unserved".into(), FindingKind::OwnerKindNotServed),
             ]
         );
@@ -779,15 +786,30 @@ pub mod tests {
             vec![
                 FindingKind::ReferenceCycle,
                 FindingKind::ReferenceCycle,
-                FindingKind::MultipleControllers,
-                FindingKind::StuckInDeletion
+                FindingKind::StuckInDeletion,
+                FindingKind::MultipleControllers
             ]
         );
-        assert!(f[3].message.contains("60m") && f[3].message.contains("example.com/hold"), "{}", f[3].message);
+        assert!(f[2].message.contains("60m") && f[2].message.contains("example.com/hold"), "{}", f[2].message);
         assert!(findings(&g, &[4], Some(now), 7200).is_empty(), "younger than the threshold");
         // The tree of a cycle still terminates and prints each object once.
         let rows = tree(&g, 0, Walk { up: true, down: true, depth: None });
         assert_eq!(rows.iter().filter(|r| !r.repeat).count(), 3);
+    }
+
+    #[test]
+    fn findings_come_by_name_whatever_order_the_objects_were_listed_in() {
+        let objects = [
+            obj("z", "ConfigMap", Some("n"), "z", &[("ConfigMap", "gone", "gone-1", false, false)]),
+            obj("b", "ConfigMap", Some("n"), "b", &[("ConfigMap", "gone", "gone-2", false, false)]),
+            obj("p", "Pod", Some("a"), "p", &[("ConfigMap", "gone", "gone-3", false, false)]),
+        ];
+        for order in [[0, 1, 2], [2, 1, 0], [1, 0, 2]] {
+            let g = Graph::build(order.iter().map(|&i| objects[i].clone()).collect(), &coverage());
+            let f = findings(&g, &[0, 1, 2], None, 300);
+            let names: Vec<&str> = f.iter().map(|f| g.objects[f.object].name.as_str()).collect();
+            assert_eq!(names, ["p", "b", "z"], "{f:?}");
+        }
     }
 
     #[test]
