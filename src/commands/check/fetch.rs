@@ -94,8 +94,9 @@ impl Snapshot {
 }
 
 /// Appends `part` to `all`, copying the shorter of the two: the last list in (pods, the
-/// largest) is then moved rather than copied after its last page. The order of objects
-/// across lists follows their arrival anyway; nothing depends on it.
+/// largest) is then moved rather than copied after its last page. Parts of different lists
+/// were already in the order the lists happened to arrive in; each keeps its own order, and
+/// what check shows is sorted by name.
 fn join<T>(all: &mut Vec<T>, mut part: Vec<T>) {
     if part.len() > all.len() {
         std::mem::swap(all, &mut part);
