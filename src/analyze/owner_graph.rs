@@ -190,6 +190,13 @@ impl Graph {
         Graph { objects, refs, links, by_key }
     }
 
+    /// How objects are ordered wherever order is shown: by namespace, kind and name. Indices
+    /// follow the order the lists arrived in, which differs from run to run.
+    fn name_order(&self, i: usize) -> (&Option<String>, &str, &str, &str) {
+        let o = &self.objects[i];
+        (&o.namespace, &o.kind, &o.name, &o.uid)
+    }
+
     pub fn find(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<usize> {
         self.by_key.get(&self.objects, (group, kind, namespace, name))
     }
@@ -480,12 +487,8 @@ pub fn findings(graph: &Graph, scope: &[usize], now: Option<Timestamp>, stuck_af
             ),
         });
     }
-    // Not by index: indices follow the order the lists arrived in, which differs from run to run.
     out.sort_by(|a, b| {
-        let key = |f: &Finding| {
-            let o = &graph.objects[f.object];
-            (&o.namespace, &o.kind, &o.name, &o.uid, f.kind, f.reference)
-        };
+        let key = |f: &Finding| (graph.name_order(f.object), f.kind, f.reference);
         key(a).cmp(&key(b))
     });
     out
@@ -552,15 +555,8 @@ pub fn cycles(graph: &Graph) -> Vec<Vec<usize>> {
                 }
                 let self_loop = component.len() == 1 && succ(v).contains(&v);
                 if component.len() > 1 || self_loop {
-                    // By name, not by index: the order objects are listed in is the order
-                    // their lists happened to arrive, and the finding names the first.
-                    component.sort_by(|&a, &b| {
-                        let key = |i: usize| {
-                            let o = &graph.objects[i];
-                            (&o.kind, &o.namespace, &o.name, &o.uid)
-                        };
-                        key(a).cmp(&key(b))
-                    });
+                    // The finding names the first.
+                    component.sort_by(|&a, &b| graph.name_order(a).cmp(&graph.name_order(b)));
                     out.push(component);
                 }
             }
@@ -797,6 +793,13 @@ pub mod tests {
         assert_eq!(rows.iter().filter(|r| !r.repeat).count(), 3);
     }
 
+    /// The graph of `objects` listed in `order`, and every finding in it.
+    fn listed_in(objects: &[Object; 3], order: [usize; 3]) -> (Graph, Vec<Finding>) {
+        let g = Graph::build(order.iter().map(|&i| objects[i].clone()).collect(), &coverage());
+        let f = findings(&g, &[0, 1, 2], None, 300);
+        (g, f)
+    }
+
     #[test]
     fn findings_come_by_name_whatever_order_the_objects_were_listed_in() {
         let objects = [
@@ -805,8 +808,7 @@ pub mod tests {
             obj("p", "Pod", Some("a"), "p", &[("ConfigMap", "gone", "gone-3", false, false)]),
         ];
         for order in [[0, 1, 2], [2, 1, 0], [1, 0, 2]] {
-            let g = Graph::build(order.iter().map(|&i| objects[i].clone()).collect(), &coverage());
-            let f = findings(&g, &[0, 1, 2], None, 300);
+            let (g, f) = listed_in(&objects, order);
             let names: Vec<&str> = f.iter().map(|f| g.objects[f.object].name.as_str()).collect();
             assert_eq!(names, ["p", "b", "z"], "{f:?}");
         }
@@ -822,8 +824,7 @@ pub mod tests {
         let messages: Vec<(String, String)> = [[0, 1, 2], [2, 0, 1], [1, 2, 0]]
             .into_iter()
             .map(|order| {
-                let g = Graph::build(order.iter().map(|&i| cycle[i].clone()).collect(), &coverage());
-                let f = findings(&g, &[0, 1, 2], None, 300);
+                let (g, f) = listed_in(&cycle, order);
                 assert_eq!(f.len(), 1);
                 (g.objects[f[0].object].name.clone(), f[0].message.clone())
             })
