@@ -81,6 +81,7 @@ where
 {
     let findings_outcome = |found: bool| if exit_code && found { Outcome::Findings } else { Outcome::Clean };
     if !fleet.active() {
+        super::ends_after_one();
         let rendered = one(Session::open(conn).await?).await?;
         let found = rendered.findings;
         rendered.print(printer)?;
