@@ -161,23 +161,9 @@ pub fn analyze(controllers: &[Controller], pods: &[PodMeta], opts: &Options) -> 
             matched.entry(k).or_insert_with(|| pod_index.matching(&controllers[k]));
         }
     }
-    // A pod of a Deployment is controlled by its ReplicaSet: count it as the Deployment's.
-    // Each pod's controller and that controller's own, looked up once rather than per pair.
-    let owners: Vec<Owners> = if overlapping.is_empty() {
-        Vec::new()
-    } else {
-        let parent_of: HashMap<&str, &str> =
-            controllers.iter().filter_map(|c| Some((c.uid.as_str(), c.owner_uid.as_deref()?))).collect();
-        pods.iter()
-            .map(|p| {
-                let uid = p.controller.as_ref().map(|(_, _, uid)| uid.as_str());
-                (uid, uid.and_then(|u| parent_of.get(u).copied()))
-            })
-            .collect()
-    };
+    let owners = if overlapping.is_empty() { Vec::new() } else { owners(controllers, pods) };
     for (i, j, witness) in overlapping {
-        let (a, b) = (&controllers[i], &controllers[j]);
-        analysis.findings.push(finding(a, b, witness, &matched[&i], &matched[&j], pods, &owners));
+        analysis.findings.push(finding(controllers, (i, j), witness, &matched[&i], &matched[&j], pods, &owners));
     }
     analysis.pdb_conflicts = pdb_conflicts(controllers, pods, &pod_index, &mut matched);
     analysis.findings.sort_by(|x, y| (&x.namespace, &x.a, &x.b).cmp(&(&y.namespace, &y.a, &y.b)));
@@ -196,20 +182,61 @@ fn related(a: &Controller, b: &Controller) -> bool {
 }
 
 /// uid of a pod's controller, and of that controller's own controller.
-type Owners<'a> = (Option<&'a str>, Option<&'a str>);
+/// A pod's controller and that controller's own controller, as indices into the controllers
+/// (None: not one of them). A pod of a Deployment is controlled by its ReplicaSet and counts as
+/// the Deployment's too. Indices, so that the thousands of pods two broad selectors share are
+/// attributed by comparing numbers rather than uids.
+type Owners = (Option<usize>, Option<usize>);
+
+/// Each pod's [`Owners`], looked up once rather than per pair.
+fn owners(controllers: &[Controller], pods: &[PodMeta]) -> Vec<Owners> {
+    let index: HashMap<&str, usize> = controllers.iter().enumerate().map(|(i, c)| (c.uid.as_str(), i)).collect();
+    let parent_of: HashMap<&str, &str> =
+        controllers.iter().filter_map(|c| Some((c.uid.as_str(), c.owner_uid.as_deref()?))).collect();
+    pods.iter()
+        .map(|p| {
+            let uid = p.controller.as_ref().map(|(_, _, uid)| uid.as_str());
+            let parent = uid.and_then(|u| parent_of.get(u)).and_then(|u| index.get(u).copied());
+            (uid.and_then(|u| index.get(u).copied()), parent)
+        })
+        .collect()
+}
+
+/// The indices both sorted lists hold, in order: a merge when they are of a size, a binary
+/// search of the longer for each of the shorter when one is far shorter.
+fn shared(pa: &[usize], pb: &[usize]) -> Vec<usize> {
+    let (short, long) = if pa.len() <= pb.len() { (pa, pb) } else { (pb, pa) };
+    if short.len() * 16 < long.len() {
+        return short.iter().copied().filter(|p| long.binary_search(p).is_ok()).collect();
+    }
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < short.len() && j < long.len() {
+        match short[i].cmp(&long[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.push(short[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
+}
 
 fn finding(
-    a: &Controller,
-    b: &Controller,
+    controllers: &[Controller],
+    (i, j): (usize, usize),
     witness: Labels,
     pa: &[usize],
     pb: &[usize],
     pods: &[PodMeta],
     owners: &[Owners],
 ) -> PairFinding {
-    let owns = |c: &Controller, p: usize| {
+    let (a, b) = (&controllers[i], &controllers[j]);
+    let owns = |c: usize, p: usize| {
         let (controller, parent) = owners[p];
-        controller == Some(c.uid.as_str()) || parent == Some(c.uid.as_str())
+        controller == Some(c) || parent == Some(c)
     };
     let mut template_hazards = Vec::new();
     if a.template_labels.as_ref().is_some_and(|t| b.selector.matches(t)) {
@@ -218,16 +245,14 @@ fn finding(
     if b.template_labels.as_ref().is_some_and(|t| a.selector.matches(t)) {
         template_hazards.push(format!("{}/{}'s pod template matches {}/{}'s selector", b.kind, b.name, a.kind, a.name));
     }
-    // Both lists are sorted: walk the shorter, binary-search the longer.
-    let (short, long) = if pa.len() <= pb.len() { (pa, pb) } else { (pb, pa) };
     let mut counts = SharedCounts::default();
     let mut shared_pods = Vec::new();
-    for &p in short.iter().filter(|p| long.binary_search(p).is_ok()) {
+    for p in shared(pa, pb) {
         let pod = &pods[p];
         let (owned_by, owner) = match &pod.controller {
             None => ("none", None),
-            Some(_) if owns(a, p) => ("a", None),
-            Some(_) if owns(b, p) => ("b", None),
+            Some(_) if owns(i, p) => ("a", None),
+            Some(_) if owns(j, p) => ("b", None),
             Some((kind, name, _)) => ("other", Some(ObjRef { kind: kind.clone(), name: name.clone() })),
         };
         counts.total += 1;
@@ -489,6 +514,19 @@ mod tests {
             let brute: Vec<usize> =
                 (0..pods.len()).filter(|&i| pods[i].namespace == ns && c.selector.matches(&pods[i].labels)).collect();
             prop_assert_eq!(PodIndex::new(&pods).matching(&c), brute);
+        }
+
+        /// Both ways of intersecting two sorted lists (the merge and, when one list is far
+        /// shorter, the binary search) give what testing every pair gives.
+        #[test]
+        fn shared_pods_are_what_both_lists_hold(
+            a in proptest::collection::btree_set(0usize..400, 0..60),
+            b in proptest::collection::btree_set(0usize..400, 0..300),
+        ) {
+            let (a, b): (Vec<usize>, Vec<usize>) = (a.into_iter().collect(), b.into_iter().collect());
+            let brute: Vec<usize> = a.iter().copied().filter(|p| b.contains(p)).collect();
+            prop_assert_eq!(shared(&a, &b), brute.clone());
+            prop_assert_eq!(shared(&b, &a), brute);
         }
     }
 
