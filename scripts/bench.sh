@@ -167,11 +167,19 @@ bench() {
   local trace="$work/trace"
   rm -f "$trace"
   KUBECTL_COORD_TRACE="$trace" "$coord" "$@" >/dev/null 2>&1
-  # Ours and the floor alternate, so a slow spell of the cluster weighs on both alike.
+  # Ours and the floor alternate, so a slow spell of the cluster weighs on both alike, and
+  # which goes first swaps each run, so that whatever one run leaves the next falls on both
+  # sides too. With ours always first, check -A over the WAN link measured 1.32x where a
+  # rotating order measured 1.13-1.19x on the same binary (2026-12-04).
   : > "$work/ours"; : > "$work/floor"
   for ((i = 0; i < runs; i++)); do
-    time_runs "$work/ours" 1 "$coord" "$@"
-    time_runs "$work/floor" 1 "$bin/coord-bench-floor" -kubeconfig "$KUBECONFIG" -trace "$trace"
+    if ((i % 2 == 0)); then
+      time_runs "$work/ours" 1 "$coord" "$@"
+      time_runs "$work/floor" 1 "$bin/coord-bench-floor" -kubeconfig "$KUBECONFIG" -trace "$trace"
+    else
+      time_runs "$work/floor" 1 "$bin/coord-bench-floor" -kubeconfig "$KUBECONFIG" -trace "$trace"
+      time_runs "$work/ours" 1 "$coord" "$@"
+    fi
   done
   local ours floor rss requests
   ours=$(median "$work/ours" 1); floor=$(median "$work/floor" 1); rss=$(median "$work/ours" 2)
