@@ -181,7 +181,6 @@ fn related(a: &Controller, b: &Controller) -> bool {
         || (a.owner_uid.is_some() && a.owner_uid == b.owner_uid)
 }
 
-/// uid of a pod's controller, and of that controller's own controller.
 /// A pod's controller and that controller's own controller, as indices into the controllers
 /// (None: not one of them). A pod of a Deployment is controlled by its ReplicaSet and counts as
 /// the Deployment's too. Indices, so that the thousands of pods two broad selectors share are

@@ -61,7 +61,7 @@ fn fleet_capable(command: &Command) -> bool {
 }
 
 /// Set when the process reads one cluster and ends after printing what it found, as it does
-/// unless `--contexts` names a fleet.
+/// unless it reads a fleet (`--contexts`, `--all-contexts`).
 static ENDS_AFTER_ONE: AtomicBool = AtomicBool::new(false);
 
 /// Marks this run as one that ends after one cluster's answer.
