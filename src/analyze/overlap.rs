@@ -190,13 +190,11 @@ type Owners = (Option<usize>, Option<usize>);
 /// Each pod's [`Owners`], looked up once rather than per pair.
 fn owners(controllers: &[Controller], pods: &[PodMeta]) -> Vec<Owners> {
     let index: HashMap<&str, usize> = controllers.iter().enumerate().map(|(i, c)| (c.uid.as_str(), i)).collect();
-    let parent_of: HashMap<&str, &str> =
-        controllers.iter().filter_map(|c| Some((c.uid.as_str(), c.owner_uid.as_deref()?))).collect();
+    let parent: Vec<Option<usize>> = controllers.iter().map(|c| index.get(c.owner_uid.as_deref()?).copied()).collect();
     pods.iter()
         .map(|p| {
-            let uid = p.controller.as_ref().map(|(_, _, uid)| uid.as_str());
-            let parent = uid.and_then(|u| parent_of.get(u)).and_then(|u| index.get(u).copied());
-            (uid.and_then(|u| index.get(u).copied()), parent)
+            let controller = p.controller.as_ref().and_then(|(_, _, uid)| index.get(uid.as_str()).copied());
+            (controller, controller.and_then(|c| parent[c]))
         })
         .collect()
 }
