@@ -246,11 +246,11 @@ fn finding(
     let mut shared_pods = Vec::new();
     for p in shared(pa, pb) {
         let pod = &pods[p];
-        let (owned_by, owner) = match &pod.controller {
-            None => ("none", None),
-            Some(_) if owns(i, p) => ("a", None),
-            Some(_) if owns(j, p) => ("b", None),
-            Some((kind, name, _)) => ("other", Some(ObjRef { kind: kind.clone(), name: name.clone() })),
+        let owned_by = match &pod.controller {
+            None => "none",
+            Some(_) if owns(i, p) => "a",
+            Some(_) if owns(j, p) => "b",
+            Some(_) => "other",
         };
         counts.total += 1;
         *match owned_by {
@@ -259,8 +259,13 @@ fn finding(
             "other" => &mut counts.other,
             _ => &mut counts.none,
         } += 1;
-        // Two broad selectors can share thousands of pods: count them all, name a few.
+        // Two broad selectors can share thousands of pods: count them all, copy the names of
+        // a few.
         if shared_pods.len() < SHARED_SAMPLE {
+            let owner = match &pod.controller {
+                Some((kind, name, _)) if owned_by == "other" => Some(ObjRef { kind: kind.clone(), name: name.clone() }),
+                _ => None,
+            };
             shared_pods.push(SharedPod { name: pod.name.clone(), owned_by, owner });
         }
     }
