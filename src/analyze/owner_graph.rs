@@ -3,11 +3,11 @@
 //! dependent's own, or none for a cluster-scoped owner kind), then compared by uid.
 //! A uid match alone is not enough (kubectl-tree's mistake). Pure.
 
-use std::collections::{BTreeSet, HashMap};
-use std::hash::BuildHasher;
+use std::collections::BTreeSet;
+use std::hash::{BuildHasher, Hash, Hasher};
 
 use hashbrown::hash_table::Entry;
-use hashbrown::{DefaultHashBuilder, HashMap as FastMap, HashTable};
+use hashbrown::{DefaultHashBuilder, Equivalent, HashMap as FastMap, HashTable};
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -69,9 +69,29 @@ pub fn group_of(api_version: &str) -> &str {
 #[derive(Debug, Clone, Default)]
 pub struct Coverage {
     /// (group, kind) -> namespaced, for every kind the server serves.
-    pub served: HashMap<(String, String), bool>,
+    pub served: KindMap<bool>,
     /// (group, kind) -> where it was listed.
-    pub listed: HashMap<(String, String), Listed>,
+    pub listed: KindMap<Listed>,
+}
+
+/// A map keyed by (group, kind), looked up with borrowed strings: every owner reference
+/// is looked up, and building an owned key for each cost two allocations.
+pub type KindMap<V> = FastMap<(String, String), V>;
+
+/// (group, kind) borrowed, hashed as the owned pair is.
+#[derive(Clone, Copy)]
+pub struct KindRef<'a>(pub &'a str, pub &'a str);
+
+impl Hash for KindRef<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (self.0, self.1).hash(state);
+    }
+}
+
+impl Equivalent<(String, String)> for KindRef<'_> {
+    fn equivalent(&self, key: &(String, String)) -> bool {
+        self.0 == key.0 && self.1 == key.1
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +103,7 @@ pub enum Listed {
 
 impl Coverage {
     pub fn covers(&self, group: &str, kind: &str, namespace: Option<&str>) -> bool {
-        match (self.listed.get(&(group.to_string(), kind.to_string())), namespace) {
+        match (self.listed.get(&KindRef(group, kind)), namespace) {
             (Some(Listed::Everywhere), _) => true,
             (Some(Listed::In(set)), Some(ns)) => set.contains(ns),
             _ => false,
@@ -225,17 +245,17 @@ fn resolve(
     coverage: &Coverage,
 ) -> RefState {
     let group = group_of(&r.api_version);
-    let Some(&namespaced) = coverage.served.get(&(group.to_string(), r.kind.clone())) else {
+    let Some(&namespaced) = coverage.served.get(&KindRef(group, &r.kind)) else {
         return RefState::KindNotServed;
     };
     if namespaced && dependent.namespace.is_none() {
         return RefState::NamespacedOwnerOfClusterScoped;
     }
-    let ns = if namespaced { dependent.namespace.clone() } else { None };
+    let ns = if namespaced { dependent.namespace.as_deref() } else { None };
     if let Some(&i) = by_uid.get(r.uid.as_str()) {
         let o = &objects[i];
         if o.kind == r.kind && o.group() == group && o.name == r.name {
-            if o.namespace == ns {
+            if o.namespace.as_deref() == ns {
                 return RefState::Live(i);
             }
             if o.namespace.is_some() {
@@ -243,10 +263,10 @@ fn resolve(
             }
         }
     }
-    if !coverage.covers(group, &r.kind, ns.as_deref()) {
+    if !coverage.covers(group, &r.kind, ns) {
         return RefState::Unknown;
     }
-    match by_key.get(objects, (group, &r.kind, ns.as_deref(), &r.name)) {
+    match by_key.get(objects, (group, &r.kind, ns, &r.name)) {
         Some(i) => RefState::Recreated(i),
         None => RefState::Missing,
     }
@@ -403,6 +423,10 @@ pub fn findings(graph: &Graph, scope: &[usize], now: Option<Timestamp>, stuck_af
         let o = &graph.objects[i];
         let live_owner = graph.refs[i].iter().any(|s| !s.absent());
         for (k, state) in graph.refs[i].iter().enumerate() {
+            // Most references are live: nothing is formatted for them.
+            if matches!(state, RefState::Live(_) | RefState::Unknown) {
+                continue;
+            }
             let r = &o.owner_refs[k];
             let owner = format!("{} {:?}", r.kind, r.name);
             let fate = if live_owner {
@@ -445,14 +469,15 @@ pub fn findings(graph: &Graph, scope: &[usize], now: Option<Timestamp>, stuck_af
             };
             out.push(Finding { kind, object: i, reference: Some(k), message });
         }
-        let controllers: Vec<&OwnerRef> = o.owner_refs.iter().filter(|r| r.is_controller()).collect();
-        if controllers.len() > 1 {
-            let names: Vec<String> = controllers.iter().map(|r| format!("{} {:?}", r.kind, r.name)).collect();
+        let controllers = o.owner_refs.iter().filter(|r| r.is_controller()).count();
+        if controllers > 1 {
+            let names: Vec<String> =
+                o.owner_refs.iter().filter(|r| r.is_controller()).map(|r| format!("{} {:?}", r.kind, r.name)).collect();
             out.push(Finding {
                 kind: FindingKind::MultipleControllers,
                 object: i,
                 reference: None,
-                message: format!("{} references claim to be its controller: {}", controllers.len(), names.join(", ")),
+                message: format!("{controllers} references claim to be its controller: {}", names.join(", ")),
             });
         }
         if let (Some(since), Some(now)) = (o.deleting_since, now)
@@ -498,51 +523,53 @@ pub fn findings(graph: &Graph, scope: &[usize], now: Option<Timestamp>, stuck_af
 /// or an object owning itself (Tarjan's algorithm, iterative).
 pub fn cycles(graph: &Graph) -> Vec<Vec<usize>> {
     let n = graph.objects.len();
-    let succ = |v: usize| -> Vec<usize> {
-        graph.refs[v]
-            .iter()
-            .filter_map(|s| match s {
-                RefState::Live(o) => Some(*o),
-                _ => None,
-            })
-            .collect()
+    // The live owner at or after edge `pos` of `v`, with the position after it: walked in
+    // place, since collecting each vertex's edges cost an allocation per object.
+    let next_edge = |v: usize, mut pos: usize| -> Option<(usize, usize)> {
+        while let Some(r) = graph.refs[v].get(pos) {
+            pos += 1;
+            if let RefState::Live(o) = r {
+                return Some((*o, pos));
+            }
+        }
+        None
     };
     let mut index = vec![usize::MAX; n];
     let mut low = vec![0; n];
     let mut on_stack = vec![false; n];
     let mut stack = Vec::new();
+    let mut work: Vec<(usize, usize)> = Vec::new();
     let mut next = 0;
     let mut out = Vec::new();
     for start in 0..n {
         if index[start] != usize::MAX || graph.refs[start].is_empty() {
             continue;
         }
-        let mut work: Vec<(usize, Vec<usize>, usize)> = vec![(start, succ(start), 0)];
+        work.push((start, 0));
         index[start] = next;
         low[start] = next;
         next += 1;
         stack.push(start);
         on_stack[start] = true;
-        while let Some((v, edges, pos)) = work.last_mut() {
+        while let Some((v, pos)) = work.last_mut() {
             let v = *v;
-            if *pos < edges.len() {
-                let w = edges[*pos];
-                *pos += 1;
+            if let Some((w, after)) = next_edge(v, *pos) {
+                *pos = after;
                 if index[w] == usize::MAX {
                     index[w] = next;
                     low[w] = next;
                     next += 1;
                     stack.push(w);
                     on_stack[w] = true;
-                    work.push((w, succ(w), 0));
+                    work.push((w, 0));
                 } else if on_stack[w] {
                     low[v] = low[v].min(index[w]);
                 }
                 continue;
             }
             work.pop();
-            if let Some((parent, _, _)) = work.last() {
-                low[*parent] = low[*parent].min(low[v]);
+            if let Some(&(parent, _)) = work.last() {
+                low[parent] = low[parent].min(low[v]);
             }
             if low[v] == index[v] {
                 let mut component = Vec::new();
@@ -553,7 +580,8 @@ pub fn cycles(graph: &Graph) -> Vec<Vec<usize>> {
                         break;
                     }
                 }
-                let self_loop = component.len() == 1 && succ(v).contains(&v);
+                let self_loop =
+                    component.len() == 1 && graph.refs[v].iter().any(|r| matches!(r, RefState::Live(o) if *o == v));
                 if component.len() > 1 || self_loop {
                     // The finding names the first.
                     component.sort_by(|&a, &b| graph.name_order(a).cmp(&graph.name_order(b)));
@@ -568,6 +596,7 @@ pub fn cycles(graph: &Graph) -> Vec<Vec<usize>> {
 #[cfg(test)]
 pub mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     pub fn obj(
         uid: &str,
@@ -834,6 +863,15 @@ pub mod tests {
         assert!(messages.iter().all(|m| *m == messages[0]), "{messages:?}");
     }
 
+    #[test]
+    fn a_kind_is_found_by_borrowed_strings() {
+        let c = coverage();
+        assert_eq!(c.served.get(&KindRef("apps", "Deployment")), Some(&true));
+        assert_eq!(c.served.get(&KindRef("", "Deployment")), None);
+        assert_eq!(c.served.get(&KindRef("apps", "ReplicaSe")), None);
+        assert!(c.covers("", "Pod", Some("any")));
+    }
+
     use proptest::prelude::*;
 
     fn arb_graph() -> impl Strategy<Value = Graph> {
@@ -904,6 +942,40 @@ pub mod tests {
             for f in findings(&g, &scope, None, 0) {
                 prop_assert!(scope.contains(&f.object));
             }
+        }
+
+        /// The cycles are the sets of objects that reach each other through live owners (and
+        /// objects that own themselves), each once.
+        #[test]
+        fn cycles_are_the_objects_that_reach_each_other(g in arb_graph()) {
+            let n = g.objects.len();
+            let live = |i: usize| -> Vec<usize> {
+                g.refs[i].iter().filter_map(|r| match r { RefState::Live(o) => Some(*o), _ => None }).collect()
+            };
+            // Reachable in one step or more.
+            let reach: Vec<Vec<bool>> = (0..n)
+                .map(|i| {
+                    let mut seen = vec![false; n];
+                    for j in live(i) {
+                        for (k, r) in closure(n, j, live).into_iter().enumerate() {
+                            seen[k] |= r;
+                        }
+                    }
+                    seen
+                })
+                .collect();
+            let mut expected: Vec<Vec<usize>> = Vec::new();
+            for i in (0..n).filter(|&i| reach[i][i]) {
+                let mut component: Vec<usize> = (0..n).filter(|&j| reach[i][j] && reach[j][i]).collect();
+                component.sort_by(|&a, &b| g.name_order(a).cmp(&g.name_order(b)));
+                if !expected.contains(&component) {
+                    expected.push(component);
+                }
+            }
+            let mut found = cycles(&g);
+            found.sort();
+            expected.sort();
+            prop_assert_eq!(found, expected);
         }
 
         /// The borrowed-key index answers as a map keyed by owned strings, the later of two

@@ -14,7 +14,7 @@ use super::Plan;
 use crate::analyze::lease::LeaseSnapshot;
 use crate::analyze::lease_report::CandidateSnapshot;
 use crate::analyze::overlap::{Controller, PodMeta};
-use crate::analyze::owner_graph::{Coverage, Object};
+use crate::analyze::owner_graph::{Coverage, KindMap, KindRef, Object};
 use crate::analyze::resource_ref::ApiResource;
 use crate::analyze::selector::Labels;
 use crate::analyze::sequence::TraceObject;
@@ -242,8 +242,8 @@ pub async fn snapshot(
     progress.clear();
     let (json, meta) = (json?, meta?);
     let (mut snap, tally) = absorbed.into_inner();
-    snap.coverage = Coverage { served: served(resources), listed: HashMap::new() };
-    snap.leases_listed = json.listed.contains_key(&("coordination.k8s.io".to_string(), "Lease".to_string()));
+    snap.coverage = Coverage { served: served(resources), listed: KindMap::new() };
+    snap.leases_listed = json.listed.contains_key(&KindRef("coordination.k8s.io", "Lease"));
     snap.system_leases = system_leases;
     match unscheduled {
         Ok(uids) => snap.unscheduled = uids,

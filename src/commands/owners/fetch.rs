@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::analyze::object_status::{Health, status};
-use crate::analyze::owner_graph::{Coverage, Graph, Listed, Object, OwnerRef};
+use crate::analyze::owner_graph::{Coverage, Graph, KindMap, KindRef, Listed, Object, OwnerRef};
 use crate::analyze::resource_ref::ApiResource;
 use crate::connect::list::{METADATA_PAGE_SIZE, gather, list_all_digested, list_all_paged, page_size};
 use crate::connect::{Accept, Session};
@@ -105,10 +105,10 @@ pub fn plan(resources: &[ApiResource]) -> Vec<ApiResource> {
 }
 
 /// Every kind the server serves, namespaced or not (the preferred version decides).
-pub fn served(resources: &[ApiResource]) -> HashMap<(String, String), bool> {
-    let mut out = HashMap::new();
+pub fn served(resources: &[ApiResource]) -> KindMap<bool> {
+    let mut out = KindMap::new();
     for r in resources {
-        if r.preferred || !out.contains_key(&(r.group.clone(), r.kind.clone())) {
+        if r.preferred || !out.contains_key(&KindRef(&r.group, &r.kind)) {
             out.insert((r.group.clone(), r.kind.clone()), r.namespaced);
         }
     }
@@ -143,7 +143,7 @@ impl Progress {
 
 /// Where each type was listed, what could not be, and the server's clock.
 pub struct Lists {
-    pub listed: HashMap<(String, String), Listed>,
+    pub listed: KindMap<Listed>,
     pub skipped: Vec<Skipped>,
     pub server_time: Option<Timestamp>,
 }
@@ -197,7 +197,7 @@ where
         })
         .buffer_unordered(concurrency);
     let mut absorb = intake.list;
-    let mut out = Lists { listed: HashMap::new(), skipped: Vec::new(), server_time: None };
+    let mut out = Lists { listed: KindMap::new(), skipped: Vec::new(), server_time: None };
     while let Some((r, ns, listed)) = lists.next().await {
         let (listed, fallback) = match listed {
             Ok(l) => l,
