@@ -571,23 +571,29 @@ pub fn cycles(graph: &Graph) -> Vec<Vec<usize>> {
             if let Some(&(parent, _)) = work.last() {
                 low[parent] = low[parent].min(low[v]);
             }
-            if low[v] == index[v] {
-                let mut component = Vec::new();
-                while let Some(w) = stack.pop() {
-                    on_stack[w] = false;
-                    component.push(w);
-                    if w == v {
-                        break;
-                    }
+            if low[v] != index[v] {
+                continue;
+            }
+            // Almost every object is a component of its own: no Vec for those.
+            if stack.last() == Some(&v) {
+                stack.pop();
+                on_stack[v] = false;
+                if graph.refs[v].iter().any(|r| matches!(r, RefState::Live(o) if *o == v)) {
+                    out.push(vec![v]);
                 }
-                let self_loop =
-                    component.len() == 1 && graph.refs[v].iter().any(|r| matches!(r, RefState::Live(o) if *o == v));
-                if component.len() > 1 || self_loop {
-                    // The finding names the first.
-                    component.sort_by(|&a, &b| graph.name_order(a).cmp(&graph.name_order(b)));
-                    out.push(component);
+                continue;
+            }
+            let mut component = Vec::new();
+            while let Some(w) = stack.pop() {
+                on_stack[w] = false;
+                component.push(w);
+                if w == v {
+                    break;
                 }
             }
+            // The finding names the first.
+            component.sort_by(|&a, &b| graph.name_order(a).cmp(&graph.name_order(b)));
+            out.push(component);
         }
     }
     out
