@@ -178,7 +178,16 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
             if plan.owners {
                 owner_part(&snap, &graph, stuck_after, &mut part);
             }
-            let traced = plan.trace.then(|| stall_part(&snap, workloads, now, args.stall_after, &mut part));
+            let traced = plan.trace.then(|| {
+                let (forest, stalls) = stall_part(&snap, workloads, now, args.stall_after, &mut part);
+                let lookups = lease_lookups(&snap, &stalls, &scope);
+                if lookups.missing.is_empty() {
+                    part.findings.extend(judged_stalls(&forest, &stalls, &lookups.found, now));
+                    super::drop_later((forest, stalls));
+                    return None;
+                }
+                Some((forest, stalls, lookups))
+            });
             super::drop_later(graph);
             (part, other.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), traced)
         })
@@ -190,8 +199,8 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
         }
         found.extend(part.findings);
     }
-    if let Some((forest, stalls)) = traced {
-        found.extend(trace_findings(session, &snap, &forest, &stalls, &scope, now).await);
+    if let Some((forest, stalls, lookups)) = traced.flatten() {
+        found.extend(trace_findings(session, &forest, &stalls, lookups, now).await);
         super::drop_later((forest, stalls));
     }
     let findings = check::select(found, args.min_severity);
@@ -307,16 +316,30 @@ fn stall_part(
     (forest, found)
 }
 
-/// Each stall joined with its controller's lease: from the lease lists when they cover the
-/// lease, else read for it.
+/// The leases the stalls name, as far as the lists read cover them (pure); the keys they do
+/// not cover are read afterwards ([`trace_findings`]).
+#[derive(Default)]
+struct Lookups {
+    found: BTreeMap<LeaseKey, LeaseLookup>,
+    missing: BTreeSet<LeaseKey>,
+}
+
+/// Each stall joined with its controller's lease, reading the leases the lists did not
+/// cover. When they covered all (the usual case) the findings were already made, on the
+/// analyses' thread.
 async fn trace_findings(
     session: &Session,
-    snap: &fetch::Snapshot,
     forest: &TraceSnapshot,
     found: &[Stall],
-    scope: &Scope,
+    mut lookups: Lookups,
     now: Timestamp,
 ) -> Vec<Finding> {
+    let missing = std::mem::take(&mut lookups.missing);
+    lookups.found.extend(crate::commands::trace::fetch::leases(session, missing).await);
+    judged_stalls(forest, found, &lookups.found, now)
+}
+
+fn lease_lookups(snap: &fetch::Snapshot, found: &[Stall], scope: &Scope) -> Lookups {
     let listed_covers = |key: &LeaseKey| {
         snap.leases_listed
             && match (key, scope) {
@@ -331,8 +354,7 @@ async fn trace_findings(
         }
         LeaseKey::Manager { manager } => lease_for_manager(manager, leases).cloned(),
     };
-    let mut lookups: BTreeMap<LeaseKey, LeaseLookup> = BTreeMap::new();
-    let mut missing: BTreeSet<LeaseKey> = BTreeSet::new();
+    let mut lookups = Lookups::default();
     // Thousands of stalls name a handful of leases (most often the scheduler's): each once.
     let keys: BTreeSet<LeaseKey> = found.iter().filter_map(|s| s.responsible.lease.clone()).collect();
     for key in keys {
@@ -351,16 +373,23 @@ async fn trace_findings(
         };
         match hit {
             Some(lease) => {
-                lookups.insert(key, lease.map_or(LeaseLookup::Missing, LeaseLookup::Found));
+                lookups.found.insert(key, lease.map_or(LeaseLookup::Missing, LeaseLookup::Found));
             }
             None => {
-                missing.insert(key);
+                lookups.missing.insert(key);
             }
         }
     }
-    if !missing.is_empty() {
-        lookups.extend(crate::commands::trace::fetch::leases(session, missing).await);
-    }
+    lookups
+}
+
+/// The stalls a lease verdict confirms, as findings (pure).
+fn judged_stalls(
+    forest: &TraceSnapshot,
+    found: &[Stall],
+    lookups: &BTreeMap<LeaseKey, LeaseLookup>,
+    now: Timestamp,
+) -> Vec<Finding> {
     // A verdict depends on the lease and on whether the stall has evidence, nothing else of
     // it: ten thousand pods with no node share one verdict, judged once.
     let mut verdicts: BTreeMap<(&LeaseKey, bool), LeaseVerdict> = BTreeMap::new();
