@@ -15,7 +15,7 @@ use crate::connect::{Session, contexts};
 use crate::error::{Outcome, one_line};
 use crate::output::junit::{Suites, junit_document};
 use crate::output::table::{Table, Tone, merge};
-use crate::output::{Printer, SCHEMA_VERSION, out, paint};
+use crate::output::{Printer, SCHEMA_VERSION, out, out_with, paint};
 
 /// What a command produced for one context, ready to print either way.
 pub struct Rendered {
@@ -47,7 +47,9 @@ impl Rendered {
         } else if printer.is_machine() {
             printer.machine(&self.machine)?;
         } else {
-            out(&self.table.render(printer.no_headers, printer.color))?;
+            out_with(|stdout| self.table.write_to(printer.no_headers, printer.color, stdout))?;
+            // Its cells are as many strings as the table has cells.
+            super::drop_later(self.table);
         }
         for w in &self.warnings {
             printer.warn(w);

@@ -92,9 +92,15 @@ pub fn serde_name<T: Serialize>(value: &T) -> String {
 
 /// Writes to stdout; a closed pipe (`| head`) ends the program quietly, as kubectl does.
 pub fn out(text: &str) -> Result<()> {
+    out_with(|stdout| stdout.write_all(text.as_bytes()))
+}
+
+/// Lets `write` write to stdout (a large table, as it renders), ending quietly on a closed
+/// pipe as `out` does.
+pub fn out_with(write: impl FnOnce(&mut std::io::StdoutLock<'static>) -> std::io::Result<()>) -> Result<()> {
     progress::stop();
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
+    match write(&mut stdout).and_then(|_| stdout.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
         other => Ok(other?),
     }
