@@ -65,7 +65,7 @@ impl Grid {
         String::from_utf8(text).expect("cells are strings")
     }
 
-    /// Writes the rendered table to `out` a few hundred rows at a time. check -A's table is
+    /// Writes the rendered table to `out`, 64 KiB of rows at a time. check -A's table is
     /// 40,000 rows, padded to its longest finding: rendered whole, about 18 MB of memory
     /// touched once (4,500 page faults) only to be copied out.
     pub fn write_to(&self, no_headers: bool, color: bool, out: &mut impl Write) -> std::io::Result<()> {
@@ -245,14 +245,11 @@ mod tests {
             no_headers in any::<bool>(),
         ) {
             let headers = ["NAME", "A", "LONGER HEADER"];
-            let grid = || {
-                let mut g = Grid::new(headers.to_vec());
-                for r in &rows {
-                    g.row(r.iter().map(|c| Styled::from(c.as_str())).collect());
-                }
-                g
-            };
-            prop_assert_eq!(grid().render(no_headers, false), comfy(&headers, &rows, no_headers));
+            let mut g = Grid::new(headers.to_vec());
+            for r in &rows {
+                g.row(r.iter().map(|c| Styled::from(c.as_str())).collect());
+            }
+            prop_assert_eq!(g.render(no_headers, false), comfy(&headers, &rows, no_headers));
         }
 
         #[test]
