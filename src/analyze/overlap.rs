@@ -246,11 +246,11 @@ fn finding(
     let mut shared_pods = Vec::new();
     for p in shared(pa, pb) {
         let pod = &pods[p];
-        let owned_by = match &pod.controller {
-            None => "none",
-            Some(_) if owns(i, p) => "a",
-            Some(_) if owns(j, p) => "b",
-            Some(_) => "other",
+        let (owned_by, other) = match &pod.controller {
+            None => ("none", None),
+            Some(_) if owns(i, p) => ("a", None),
+            Some(_) if owns(j, p) => ("b", None),
+            Some((kind, name, _)) => ("other", Some((kind, name))),
         };
         counts.total += 1;
         *match owned_by {
@@ -262,10 +262,7 @@ fn finding(
         // Two broad selectors can share thousands of pods: count them all, copy the names of
         // a few.
         if shared_pods.len() < SHARED_SAMPLE {
-            let owner = match &pod.controller {
-                Some((kind, name, _)) if owned_by == "other" => Some(ObjRef { kind: kind.clone(), name: name.clone() }),
-                _ => None,
-            };
+            let owner = other.map(|(kind, name)| ObjRef { kind: kind.clone(), name: name.clone() });
             shared_pods.push(SharedPod { name: pod.name.clone(), owned_by, owner });
         }
     }
@@ -456,6 +453,11 @@ mod tests {
         assert_eq!(
             web_fe.shared_pods.iter().map(|p| (p.name.as_str(), p.owned_by)).collect::<Vec<_>>(),
             vec![("web-1", "a"), ("orphan", "none"), ("stray", "other")]
+        );
+        // Only a pod of a third controller names it.
+        assert_eq!(
+            web_fe.shared_pods.iter().map(|p| p.owner.clone()).collect::<Vec<_>>(),
+            vec![None, None, Some(ObjRef { kind: "ReplicaSet".into(), name: "elsewhere".into() })]
         );
         assert!(a.disjoint.iter().any(|d| d.a.name == "web" && d.b.name == "api" && d.separation.key == "app"));
     }

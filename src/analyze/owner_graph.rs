@@ -423,39 +423,41 @@ pub fn findings(graph: &Graph, scope: &[usize], now: Option<Timestamp>, stuck_af
         let o = &graph.objects[i];
         let live_owner = graph.refs[i].iter().any(|s| !s.absent());
         for (k, state) in graph.refs[i].iter().enumerate() {
-            // Most references are live: nothing is formatted for them.
-            if matches!(state, RefState::Live(_) | RefState::Unknown) {
-                continue;
-            }
             let r = &o.owner_refs[k];
-            let owner = format!("{} {:?}", r.kind, r.name);
+            // Formatted only for a reference reported: most are live.
+            let owner = || format!("{} {:?}", r.kind, r.name);
             let fate = if live_owner {
                 "the garbage collector removes this reference"
             } else {
                 "no owner is left, so the garbage collector will delete this object"
             };
             let (kind, message) = match *state {
-                RefState::Missing => {
-                    (FindingKind::DanglingReference, format!("owner {owner} does not exist (uid {}); {fate}", r.uid))
-                }
+                RefState::Missing => (
+                    FindingKind::DanglingReference,
+                    format!("owner {} does not exist (uid {}); {fate}", owner(), r.uid),
+                ),
                 RefState::Recreated(other) => (
                     FindingKind::DanglingReference,
                     format!(
-                        "owner {owner} exists with another uid ({}, not {}): it was recreated; {fate}",
-                        graph.objects[other].uid, r.uid
+                        "owner {} exists with another uid ({}, not {}): it was recreated; {fate}",
+                        owner(),
+                        graph.objects[other].uid,
+                        r.uid
                     ),
                 ),
                 RefState::OtherNamespace(other) => (
                     FindingKind::CrossNamespaceReference,
                     format!(
-                        "owner {owner} is in namespace {:?}; references across namespaces are treated as absent: {fate}",
+                        "owner {} is in namespace {:?}; references across namespaces are treated as absent: {fate}",
+                        owner(),
                         graph.objects[other].namespace.as_deref().unwrap_or_default()
                     ),
                 ),
                 RefState::NamespacedOwnerOfClusterScoped => (
                     FindingKind::ClusterScopedDependent,
                     format!(
-                        "a cluster-scoped object names the namespaced {owner} as owner: the reference can never resolve, so this object is never collected"
+                        "a cluster-scoped object names the namespaced {} as owner: the reference can never resolve, so this object is never collected",
+                        owner()
                     ),
                 ),
                 RefState::KindNotServed => (
