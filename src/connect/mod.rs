@@ -3,6 +3,7 @@
 pub mod contexts;
 pub mod discovery;
 pub mod duration;
+mod gzip;
 pub mod kubeconfig;
 pub mod list;
 pub mod protobuf;

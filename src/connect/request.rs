@@ -205,6 +205,8 @@ pub struct Conn {
     timeout: Option<Duration>,
     /// The proxy's URL, named in every error that did not reach the server.
     proxy: Option<String>,
+    /// Ask for gzip, as kubectl does, unless the kubeconfig says `disable-compression: true`.
+    gzip: bool,
 }
 
 impl Conn {
@@ -216,6 +218,7 @@ impl Conn {
             server: target.server.trim_end_matches('/').to_string(),
             timeout: target.request_timeout,
             proxy: target.proxy.as_ref().map(|p| p.url.to_string().trim_end_matches('/').to_string()),
+            gzip: !target.config.disable_compression,
         })
     }
 
@@ -225,13 +228,16 @@ impl Conn {
 
     /// GET a path (with query), returning the body and the server's clock.
     pub async fn get(&self, path: &str, accept: Accept) -> Result<Reply, RequestError> {
-        let request = Request::builder()
+        let mut request = Request::builder()
             .method(Method::GET)
             .uri(path)
-            .header(header::ACCEPT, effective_accept(path, accept, false).header_value())
-            .body(Vec::new())
-            .expect("a GET with a valid path always builds");
-        self.send(request).await
+            .header(header::ACCEPT, effective_accept(path, accept, false).header_value());
+        // The API server compresses a large answer (over 128 KiB) when asked. Watches are
+        // not asked: their events must arrive as they happen.
+        if self.gzip {
+            request = request.header(header::ACCEPT_ENCODING, "gzip");
+        }
+        self.send(request.body(Vec::new()).expect("a GET with a valid path always builds")).await
     }
 
     /// POST a review object (SelfSubjectReview, SelfSubjectAccessReview): a question, not a write.
@@ -347,6 +353,7 @@ impl Conn {
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with(super::protobuf::MEDIA_TYPE));
+        let gzipped = is_gzip(&response);
         let body = response.into_body().collect_bytes().await.map_err(|e| {
             self.error(
                 method,
@@ -355,6 +362,13 @@ impl Conn {
                 format!("reading the response: {}", flat(&e)),
             )
         })?;
+        let body = if gzipped {
+            super::gzip::inflate(&body).map(bytes::Bytes::from).map_err(|e| {
+                self.error(method, path, Failure::Undecodable, format!("inflating the gzip response: {e}"))
+            })?
+        } else {
+            body
+        };
         Self::trace(line, wire.as_ref(), Some(body.len()), started);
         Ok(Reply { body, protobuf, server_time })
     }
@@ -380,7 +394,9 @@ impl Conn {
         };
         if !response.status().is_success() {
             let code = response.status().as_u16();
+            let gzipped = is_gzip(&response);
             let body = response.into_body().collect_bytes().await.map(|b| b.to_vec()).unwrap_or_default();
+            let body = if gzipped { super::gzip::inflate(&body).unwrap_or_default() } else { body };
             let (reason, message) = status_text(&body);
             return Err(self.error(&method, &path, Failure::Status { code, reason }, message));
         }
@@ -488,6 +504,10 @@ impl WatchStream {
             }
         }
     }
+}
+
+fn is_gzip<B>(response: &http::Response<B>) -> bool {
+    response.headers().get(header::CONTENT_ENCODING).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"))
 }
 
 /// Reason and message of a `Status` body (JSON, or protobuf when a metadata list was

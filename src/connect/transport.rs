@@ -1,9 +1,8 @@
 //! The HTTP client under every request. kube's own client builder speaks HTTP/1.1 only
 //! (each concurrent list opens its own TLS connection); this one offers h2 and http/1.1
 //! by ALPN, so where the API server offers HTTP/2 concurrent requests share one
-//! connection as they do in client-go. It asks for gzip as kubectl does (the API server
-//! compresses large responses) unless the kubeconfig says `disable-compression: true`,
-//! and goes through the proxy kubectl would use ([`super::proxy`]): HTTP CONNECT over
+//! connection as they do in client-go. Compression is asked for and undone by the caller
+//! ([`super::request`], [`super::gzip`]). It goes through the proxy kubectl would use ([`super::proxy`]): HTTP CONNECT over
 //! http or https, or SOCKS5. TLS, auth and headers come from kube's Config as before.
 //! `KUBECTL_COORD_HTTP1=1` turns HTTP/2 off (the benchmark compares both).
 
@@ -19,7 +18,6 @@ use hyper_util::client::legacy::connect::proxy::{SocksV5, Tunnel};
 use hyper_util::rt::TokioExecutor;
 use kube::client::ConfigExt;
 use tower::ServiceBuilder;
-use tower_http::decompression::DecompressionLayer;
 
 use super::proxy::Proxy;
 
@@ -112,10 +110,9 @@ where
     let headers = config.extra_headers_layer().map_err(|e| format!("headers: {e}"))?;
     let service = ServiceBuilder::new()
         .layer(config.base_uri_layer())
-        .layer(DecompressionLayer::new().no_br().no_deflate().no_zstd().gzip(!config.disable_compression))
         .option_layer(auth)
         .layer(headers)
-        // Innermost: sees the body as it came off the connection, before decompression.
+        // Innermost: sees the body as it came off the connection.
         .map_response(count)
         .map_err(BoxError::from)
         .service(hyper);
