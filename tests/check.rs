@@ -165,6 +165,38 @@ fn one_run_finds_each_mechanisms_problem_as_each_command_does() {
     assert_eq!(xml.matches("<failure ").count(), xml.matches("</failure>").count());
 }
 
+/// A ReplicaSet the quota keeps from making its pods is short of them, in check as in trace.
+/// check reads ReplicaSets from a list, whose items carry no kind: it once looked for what
+/// a ReplicaSet asks for before it knew the object was one, and never found this stall.
+#[test]
+fn a_replicaset_short_of_pods_is_a_stall_in_check_as_in_trace() {
+    let c = cluster();
+    let ns = c.fresh_namespace("coord-check-short");
+    c.apply(&format!(
+        "apiVersion: v1\nkind: ResourceQuota\nmetadata: {{name: no-pods, namespace: {ns}}}\nspec: {{hard: {{pods: \"0\"}}}}\n"
+    ));
+    c.apply(&format!(
+        "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {{name: short, namespace: {ns}}}\nspec:\n  replicas: 2\n  selector: {{matchLabels: {{app: short}}}}\n  template:\n    metadata: {{labels: {{app: short}}}}\n    spec: {{containers: [{{name: c, image: registry.k8s.io/pause:3.10}}]}}\n"
+    ));
+    wait_for("the quota to refuse the ReplicaSet's pods", 60, || {
+        let events = c.kubectl(&["-n", &ns, "get", "events", "-o", "json"]).ok().json();
+        events["items"].as_array().unwrap().iter().any(|e| e["reason"] == "FailedCreate")
+    });
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let trace = c.coord("viewer", &["trace", "rs/short", "-n", &ns, "--stall-after", "2s", "-o", "json"]).ok().json();
+    let short: Vec<&Value> =
+        trace["stalls"].as_array().unwrap().iter().filter(|s| s["kind"] == "replicas-short").collect();
+    assert_eq!(short.len(), 1, "{trace:#}");
+    assert_eq!(short[0]["what"], "0 of 2 pods");
+    let report =
+        c.coord("viewer", &["check", "-n", &ns, "--only", "trace", "--stall-after", "2s", "-o", "json"]).ok().json();
+    let found: Vec<&Value> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["reason"] == "replicas-short").collect();
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert_eq!(found[0]["object"], "replicaset.apps/short");
+    assert!(found[0]["message"].as_str().unwrap().starts_with("0 of 2 pods for "), "{report:#}");
+}
+
 /// Each collection is listed once however many analyses read it: fewer requests than
 /// running the commands one by one.
 #[test]

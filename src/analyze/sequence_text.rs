@@ -20,6 +20,31 @@ pub fn object_from_text(text: &str) -> TraceObject {
     }
 }
 
+/// Reads an item of a list of `kind`. The API leaves apiVersion and kind out of a list's
+/// items, and what an object asks for (`desired`) depends on its kind, so the list's type
+/// goes in before the object is read, not after.
+pub fn list_item_from_text(text: &str, api_version: &str, kind: &str) -> TraceObject {
+    match serde_json::from_str::<Object>(text) {
+        Ok(mut o) => {
+            (o.api_version, o.kind) = (api_version.to_string(), kind.to_string());
+            o.into_trace()
+        }
+        Err(_) => {
+            let mut v: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+            with_type(&mut v, api_version, kind);
+            object_from_json(&v)
+        }
+    }
+}
+
+/// Sets an object's apiVersion and kind (when it is an object at all).
+pub fn with_type(v: &mut serde_json::Value, api_version: &str, kind: &str) {
+    if let Some(o) = v.as_object_mut() {
+        o.insert("apiVersion".into(), api_version.into());
+        o.insert("kind".into(), kind.into());
+    }
+}
+
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Object {
@@ -366,5 +391,23 @@ mod tests {
         let text = r#"{"metadata":{"annotations":{"kausality.io/trace":"a","tracing.k8s.io/traceparent":"b","kausality.io/trace":"c"}}}"#;
         assert_eq!(object_from_text(text), object_from_json(&serde_json::from_str(text).unwrap()));
         assert_eq!(object_from_text(text).trace_annotations[1], ("kausality.io/trace".to_string(), "c".to_string()));
+    }
+
+    #[test]
+    fn a_list_item_is_read_as_its_list_type() {
+        // As a list's items come: no apiVersion, no kind. What a ReplicaSet asks for was lost
+        // when the type was set only after reading it.
+        let item = json!({"metadata": {"name": "short", "uid": "u"}, "spec": {"replicas": 3}});
+        let o = list_item_from_text(&item.to_string(), "apps/v1", "ReplicaSet");
+        assert_eq!((o.api_version.as_str(), o.kind.as_str(), o.desired), ("apps/v1", "ReplicaSet", Some(3)));
+        assert_eq!(object_from_text(&item.to_string()).desired, None, "untyped, nothing is asked for");
+        // The Value way (a field of an unexpected type) reads it the same.
+        let odd = json!({"metadata": {"name": "short", "uid": "u", "generation": "x"}, "spec": {"replicas": 2}});
+        assert!(serde_json::from_str::<Object>(&odd.to_string()).is_err());
+        let o = list_item_from_text(&odd.to_string(), "apps/v1", "StatefulSet");
+        assert_eq!((o.kind.as_str(), o.desired), ("StatefulSet", Some(2)));
+        // A list's type wins over whatever an item says.
+        let typed = json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "spec": {}});
+        assert_eq!(list_item_from_text(&typed.to_string(), "v1", "ReplicationController").desired, Some(1));
     }
 }

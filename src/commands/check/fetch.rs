@@ -18,7 +18,7 @@ use crate::analyze::owner_graph::{Coverage, KindMap, KindRef, Object};
 use crate::analyze::resource_ref::ApiResource;
 use crate::analyze::selector::Labels;
 use crate::analyze::sequence::TraceObject;
-use crate::analyze::sequence_text::object_from_text;
+use crate::analyze::sequence_text::list_item_from_text;
 use crate::commands::fields::census::{Census, DEFAULT_KINDS, Digest, Tally};
 use crate::commands::leases::fetch::{Candidate, LeaseItem, leases_in, snapshot as lease_snapshot};
 use crate::commands::overlaps::fetch::{self as overlaps_fetch, KINDS as OVERLAP_KINDS};
@@ -347,10 +347,7 @@ fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<R
             part.replicas.insert(w.metadata.uid, n);
         }
         if plan.trace && kind != "PodDisruptionBudget" {
-            let mut o = object_from_text(text);
-            o.kind = r.kind.clone();
-            o.api_version = r.group_version();
-            workloads.push(o);
+            workloads.push(list_item_from_text(text, &r.group_version(), &r.kind));
         }
     }
     page_of(&mut part.objects, objects);

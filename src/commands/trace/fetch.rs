@@ -14,6 +14,7 @@ use crate::analyze::lease::LeaseSnapshot;
 use crate::analyze::owner_graph::{Graph, Object, Walk, tree};
 use crate::analyze::resource_ref::ApiResource;
 use crate::analyze::sequence::{EventSnap, TraceObject, TraceSnapshot, event_from_json, object_from_json};
+use crate::analyze::sequence_text::with_type;
 use crate::analyze::stall::{LeaseKey, LeaseLookup, lease_for_manager};
 use crate::commands::leases::fetch::{LeaseItem, leases_in, snapshot as lease_snapshot};
 use crate::commands::owners::fetch::{self as owners_fetch, Scope, Skipped};
@@ -91,7 +92,11 @@ pub async fn subtree(
         let parent = depth.checked_sub(1).and_then(|d| at_depth.get(d).copied());
         let o = &graph.objects[row.node];
         let object = match full.remove(&row.node) {
-            Some(v) => with_type(object_from_json(&v), o),
+            // Read from a list, whose items carry no type, or alone: the type is the list's.
+            Some(mut v) => {
+                with_type(&mut v, &o.api_version, &o.kind);
+                object_from_json(&v)
+            }
             None => from_metadata(o),
         };
         at_depth.push(snap.objects.len());
@@ -103,13 +108,6 @@ pub async fn subtree(
     snap.events = events.into_iter().filter(|e| uids.contains(e.object_uid.as_str())).collect();
     skipped.sort_by(|a, b| a.resource.cmp(&b.resource));
     Ok(Fetched { snap, leases, skipped, server_time: listed.server_time, scope })
-}
-
-/// The list's type is authoritative (a metadata-only read says PartialObjectMetadata).
-pub fn with_type(mut t: TraceObject, o: &Object) -> TraceObject {
-    t.api_version = o.api_version.clone();
-    t.kind = o.kind.clone();
-    t
 }
 
 /// What the metadata list knew, for an object not read whole (Secrets, ConfigMaps, or
