@@ -76,8 +76,7 @@ struct Digested {
 
 /// The three collections with an entry per object (per pod), one Vec per page until every
 /// list is in, then moved once into a Vec of the exact size: grown a page at a time they
-/// were copied on every doubling, and joined list to list copied again (a twentieth of
-/// check -n bench-l's CPU time went to those copies and the fresh memory they touched).
+/// were copied on every doubling, and joined list to list copied again.
 type Pages<T> = Vec<Vec<T>>;
 
 #[derive(Default)]
