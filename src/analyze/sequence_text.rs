@@ -12,26 +12,34 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use super::sequence::{Condition, TRACE_ANNOTATIONS, TraceObject, Write, object_from_json};
 
-/// Reads an object as the API returns it. Never fails, like [`object_from_json`].
-pub fn object_from_text(text: &str) -> TraceObject {
-    match serde_json::from_str::<Object>(text) {
-        Ok(o) => o.into_trace(),
-        Err(_) => object_from_json(&serde_json::from_str(text).unwrap_or_default()),
-    }
-}
-
 /// Reads an item of a list of `kind`. The API leaves apiVersion and kind out of a list's
 /// items, and what an object asks for (`desired`) depends on its kind, so the list's type
-/// goes in before the object is read, not after.
+/// goes in before the object is read, not after. Never fails, like [`object_from_json`].
 pub fn list_item_from_text(text: &str, api_version: &str, kind: &str) -> TraceObject {
+    read(text, Some((api_version, kind)))
+}
+
+/// Reads an object as the API returns it alone, with its own type.
+#[cfg(test)]
+fn object_from_text(text: &str) -> TraceObject {
+    read(text, None)
+}
+
+/// The typed read, or the `Value` way when it cannot take the text; `list_type` (apiVersion,
+/// kind) replaces the object's own.
+fn read(text: &str, list_type: Option<(&str, &str)>) -> TraceObject {
     match serde_json::from_str::<Object>(text) {
         Ok(mut o) => {
-            (o.api_version, o.kind) = (api_version.to_string(), kind.to_string());
+            if let Some((api_version, kind)) = list_type {
+                (o.api_version, o.kind) = (api_version.to_string(), kind.to_string());
+            }
             o.into_trace()
         }
         Err(_) => {
             let mut v: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
-            with_type(&mut v, api_version, kind);
+            if let Some((api_version, kind)) = list_type {
+                with_type(&mut v, api_version, kind);
+            }
             object_from_json(&v)
         }
     }

@@ -60,9 +60,7 @@ impl Grid {
     /// out rather than through comfy-table: check prints tens of thousands of rows, and
     /// the layout is simple (comfy-table stays the reference in the tests).
     pub fn render(self, no_headers: bool, color: bool) -> String {
-        let mut text = Vec::new();
-        self.write_to(no_headers, color, &mut text).expect("writing to memory");
-        String::from_utf8(text).expect("cells are strings")
+        in_memory(|text| self.write_to(no_headers, color, text))
     }
 
     /// Writes the rendered table to `out`, 64 KiB of rows at a time. check -A's table is
@@ -92,6 +90,13 @@ impl Grid {
         }
         out.write_all(text.as_bytes())
     }
+}
+
+/// What `write` writes, as a String (the tables' `render`).
+fn in_memory(write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> String {
+    let mut text = Vec::new();
+    write(&mut text).expect("writing to memory");
+    String::from_utf8(text).expect("cells are strings")
 }
 
 /// Bytes of rendered rows gathered before each write.
@@ -166,9 +171,7 @@ impl Table {
     }
 
     pub fn render(self, no_headers: bool, color: bool) -> String {
-        let mut text = Vec::new();
-        self.write_to(no_headers, color, &mut text).expect("writing to memory");
-        String::from_utf8(text).expect("cells are strings")
+        in_memory(|text| self.write_to(no_headers, color, text))
     }
 
     pub fn write_to(&self, no_headers: bool, color: bool, out: &mut impl Write) -> std::io::Result<()> {
