@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::fieldsv1::{Element, FieldPath};
+use super::fieldsv1::{Element, FieldPath, Tops};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -200,6 +200,19 @@ pub fn contests(entries: &[Entry]) -> Vec<Contest> {
     out
 }
 
+/// Whether an object's only managedFields entry, owning `tops`, gives [`contests`] anything
+/// to say. Alone it has no other writer to contest with or to bypass, so only the way it
+/// writes can be wrong: status applied through the main resource, or fields other than
+/// status and metadata written through the status subresource. Most objects a controller
+/// makes have one entry, and this spares them building every path.
+pub fn lone_entry_contests(operation: &str, subresource: &str, tops: &Tops) -> bool {
+    match subresource {
+        "" => operation == "Apply" && tops.status > 0,
+        "status" => tops.paths > tops.status + tops.metadata,
+        _ => false,
+    }
+}
+
 /// Whether `e` owns a path under `parent` other than `path`. Its paths are sorted (as
 /// [`decode`](super::fieldsv1::decode) returns them), so those under `parent` are one run found
 /// by binary search: a linear scan for every path of every object was quadratic in its paths.
@@ -294,6 +307,31 @@ pub(crate) mod tests {
             let parent = &path.0[..path.0.len() - 1];
             let scanned = e.paths.iter().any(|p| p.0.starts_with(parent) && *p != path);
             proptest::prop_assert_eq!(owns_sibling(&e, parent, &path), scanned);
+        }
+
+        /// What a lone entry is judged by without its paths agrees with what [`contests`] finds
+        /// in them, for every operation and route, with paths under status, metadata and others.
+        #[test]
+        fn a_lone_entry_is_judged_by_its_tops_as_by_its_paths(
+            owned in proptest::collection::vec((0usize..4, proptest::collection::vec(0u8..3, 0..3)), 0..8),
+            operation in proptest::sample::select(vec!["Apply", "Update"]),
+            subresource in proptest::sample::select(vec!["", "status", "scale"]),
+        ) {
+            let tops = ["status", "metadata", "spec", "data"];
+            let mut paths: Vec<FieldPath> = owned
+                .iter()
+                .map(|(top, rest)| {
+                    let mut p = field_path(rest);
+                    p.0.insert(0, Element::Field(tops[*top].into()));
+                    p
+                })
+                .collect();
+            paths.sort();
+            paths.dedup();
+            let e = Entry { manager: "m".into(), operation: operation.into(), subresource: subresource.into(),
+                api_version: "v1".into(), time: None, paths };
+            let found = !contests(std::slice::from_ref(&e)).is_empty();
+            proptest::prop_assert_eq!(lone_entry_contests(operation, subresource, &Tops::of(&e.paths)), found);
         }
 
         /// The merged ownership lists what a map from each path to its owners holds, in order.

@@ -66,30 +66,88 @@ pub struct Decoded(pub Result<Vec<FieldPath>, DecodeError>);
 
 impl<'de> Deserialize<'de> for Decoded {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut walk = Walk { path: FieldPath::default(), out: Vec::new(), error: None };
-        Node { walk: &mut walk, key: None }.deserialize(d)?;
-        Ok(Decoded(match walk.error {
-            Some(e) => Err(e),
-            None => {
-                walk.out.sort();
-                Ok(walk.out)
-            }
-        }))
+        Ok(Decoded(walk::<D, Vec<FieldPath>>(d)?.map(|mut out| {
+            out.sort();
+            out
+        })))
     }
+}
+
+/// How many paths a FieldsV1 trie owns, by the field they lie under, counted as it is read
+/// without keeping any: all that an object's lone managedFields entry is judged by (see
+/// [`lone_entry_contests`](super::fields::lone_entry_contests)). Fails where [`Decoded`] fails,
+/// with the same error.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tops {
+    pub paths: usize,
+    /// Under `status`.
+    pub status: usize,
+    /// Under `metadata`.
+    pub metadata: usize,
+}
+
+impl Tops {
+    pub fn of(paths: &[FieldPath]) -> Tops {
+        let mut tops = Tops::default();
+        for path in paths {
+            tops.owned(path);
+        }
+        tops
+    }
+}
+
+#[derive(Debug)]
+pub struct Counted(pub Result<Tops, DecodeError>);
+
+impl<'de> Deserialize<'de> for Counted {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Counted(walk::<D, Tops>(d)?))
+    }
+}
+
+/// What a walk does with each owned path.
+trait Sink: Default {
+    fn owned(&mut self, path: &FieldPath);
+}
+
+impl Sink for Vec<FieldPath> {
+    fn owned(&mut self, path: &FieldPath) {
+        self.push(path.clone());
+    }
+}
+
+impl Sink for Tops {
+    fn owned(&mut self, path: &FieldPath) {
+        self.paths += 1;
+        match path.0.first() {
+            Some(Element::Field(f)) if &**f == "status" => self.status += 1,
+            Some(Element::Field(f)) if &**f == "metadata" => self.metadata += 1,
+            _ => {}
+        }
+    }
+}
+
+fn walk<'de, D: Deserializer<'de>, S: Sink>(d: D) -> Result<Result<S, DecodeError>, D::Error> {
+    let mut walk = Walk { path: FieldPath::default(), out: S::default(), error: None };
+    Node { walk: &mut walk, key: None }.deserialize(d)?;
+    Ok(match walk.error {
+        Some(e) => Err(e),
+        None => Ok(walk.out),
+    })
 }
 
 fn err(path: &FieldPath, problem: impl Into<String>) -> DecodeError {
     DecodeError { at: path.to_string(), problem: problem.into() }
 }
 
-struct Walk {
+struct Walk<S> {
     path: FieldPath,
-    out: Vec<FieldPath>,
+    out: S,
     /// The first problem met; the rest of the input is then only skipped.
     error: Option<DecodeError>,
 }
 
-impl Walk {
+impl<S> Walk<S> {
     /// Records the first problem, at the first `depth` elements of the current path.
     fn fail(&mut self, depth: usize, problem: impl Into<String>) {
         if self.error.is_none() {
@@ -99,19 +157,19 @@ impl Walk {
 }
 
 /// One trie node, at `walk.path`; `key` is the parent's key for it (None at the top).
-struct Node<'a, 'k> {
-    walk: &'a mut Walk,
+struct Node<'a, 'k, S> {
+    walk: &'a mut Walk<S>,
     key: Option<&'k str>,
 }
 
-impl<'de> DeserializeSeed<'de> for Node<'_, '_> {
+impl<'de, S: Sink> DeserializeSeed<'de> for Node<'_, '_, S> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl Node<'_, '_> {
+impl<S> Node<'_, '_, S> {
     fn not_an_object(self) {
         let walk = self.walk;
         match self.key {
@@ -122,7 +180,7 @@ impl Node<'_, '_> {
     }
 }
 
-impl<'de> Visitor<'de> for Node<'_, '_> {
+impl<'de, S: Sink> Visitor<'de> for Node<'_, '_, S> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -143,7 +201,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             }
             if key == "." {
                 if map.next_value::<EmptyObject>()?.0 {
-                    walk.out.push(walk.path.clone());
+                    walk.out.owned(&walk.path);
                 } else {
                     walk.fail(walk.path.0.len(), "the \".\" marker must hold {}");
                 }
@@ -162,7 +220,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             }
         }
         if empty && self.key.is_some() && walk.error.is_none() {
-            walk.out.push(walk.path.clone());
+            walk.out.owned(&walk.path);
         }
         Ok(())
     }
@@ -464,6 +522,16 @@ mod tests {
     }
 
     #[test]
+    fn counting_sorts_paths_by_their_top_field() {
+        let fields = json!({"f:metadata": {"f:labels": {".": {}, "f:app": {}}}, "f:spec": {"f:replicas": {}},
+            "f:status": {"f:replicas": {}, "f:conditions": {"k:{\"type\":\"Ready\"}": {".": {}, "f:status": {}}}}});
+        let Counted(counted) = serde_json::from_value(fields).unwrap();
+        assert_eq!(counted.unwrap(), Tops { paths: 6, status: 3, metadata: 2 });
+        let Counted(bad) = serde_json::from_value(json!({"f:a": {"i:-1": {}}})).unwrap();
+        assert!(bad.unwrap_err().problem.contains("not a list index"));
+    }
+
+    #[test]
     fn lookup_maps_paths_to_live_values() {
         let object = json!({"spec": {"template": {"spec": {"containers": [
             {"name": "side", "image": "busybox"},
@@ -525,6 +593,26 @@ mod tests {
                 if let (Ok(a), Ok(b)) = (from_text, from_tree) {
                     prop_assert_eq!(a, b);
                 }
+            }
+        }
+
+        /// Counting a trie gives its paths' tops, some under status or metadata.
+        #[test]
+        fn counting_agrees_with_the_paths(ps in proptest::collection::btree_set(
+            (proptest::sample::select(vec!["status", "metadata", "spec"]), proptest::collection::vec(element(), 0..4))
+                .prop_map(|(top, rest)| FieldPath([vec![Element::Field(top.into())], rest].concat())), 0..12)) {
+            let ps: Vec<FieldPath> = ps.into_iter().collect();
+            let Counted(counted) = serde_json::from_str(&encode(&ps).to_string()).unwrap();
+            prop_assert_eq!(counted, Ok(Tops::of(&ps)));
+        }
+
+        /// Counting gives the decoded paths' tops, or the decoder's own error.
+        #[test]
+        fn counting_agrees_with_decoding(text in "[{}\":fkvi.0-9a-z,\\[\\]]{0,60}") {
+            if let (Ok(Decoded(decoded)), Ok(Counted(counted))) =
+                (serde_json::from_str::<Decoded>(&text), serde_json::from_str::<Counted>(&text))
+            {
+                prop_assert_eq!(counted, decoded.map(|paths| Tops::of(&paths)), "{}", text);
             }
         }
 

@@ -315,7 +315,7 @@ fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<R
         if let Ok(item) = serde_json::from_str::<owners_fetch::Item>(text) {
             objects.push(item.into_object(r));
         }
-        if census && let Ok(digest) = serde_json::from_str::<Digest>(text) {
+        if census && let Ok(digest) = Digest::from_json(text) {
             part.digests.push(digest);
         }
         if leases {

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
-use crate::analyze::fields::{Contest, Entry, contests};
-use crate::analyze::fieldsv1::DecodeError;
+use crate::analyze::fields::{Contest, Entry, ManagedEntry, contests, lone_entry_contests};
+use crate::analyze::fieldsv1::{Counted, DecodeError, Decoded};
 use crate::analyze::resource_ref::{ApiResource, resolve};
 use crate::connect::{Accept, Session, Skipped, discovery};
 use crate::error::usage;
@@ -67,7 +68,7 @@ struct Item {
 /// One object's managedFields reduced to what the census adds up. Done as part of
 /// decoding its page (`serde(from)`), which runs on the blocking pool beside the other
 /// lists, not after every list is in.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(from = "Item")]
 pub(crate) struct Digest {
     namespace: String,
@@ -80,10 +81,45 @@ pub(crate) struct Digest {
 
 impl From<Item> for Digest {
     fn from(item: Item) -> Digest {
+        let Meta { name, namespace, managed_fields } = item.metadata;
+        Digest::of(namespace, name, managed_fields)
+    }
+}
+
+impl Digest {
+    /// An object's digest from its JSON text (an item of a list `check` reads whole). Each
+    /// fieldsV1 is first only delimited: an object with one entry, the common case for what
+    /// controllers make, is judged by its counted paths when that leaves nothing to contest
+    /// ([`lone_entry_contests`]), and only otherwise are the tries decoded into paths. The
+    /// same digest as reading the object through [`Deserialize`].
+    pub(crate) fn from_json(text: &str) -> serde_json::Result<Digest> {
+        let TextItem { metadata: TextMeta { name, namespace, managed_fields } } = serde_json::from_str(text)?;
+        if let [lone] = managed_fields.as_slice()
+            && let Some(raw) = lone.fields_v1
+            && let Ok(Counted(Ok(tops))) = serde_json::from_str::<Counted>(raw.get())
+            && !lone_entry_contests(&lone.operation, &lone.subresource, &tops)
+        {
+            let entries = managed_fields.into_iter().map(|e| (e.manager, tops.paths)).collect();
+            return Ok(Digest { namespace, name, entries, contests: Vec::new(), undecodable: Vec::new() });
+        }
+        let mut decoded = Vec::with_capacity(managed_fields.len());
+        for e in managed_fields {
+            let fields_v1 = e.fields_v1.map(|raw| serde_json::from_str::<Decoded>(raw.get())).transpose()?;
+            decoded.push(ManagedEntry {
+                manager: e.manager,
+                operation: e.operation,
+                subresource: e.subresource,
+                api_version: e.api_version,
+                time: e.time,
+                fields_v1,
+            });
+        }
+        Ok(Digest::of(namespace, name, decoded))
+    }
+
+    fn of(namespace: String, name: String, managed_fields: Vec<super::ManagedEntry>) -> Digest {
         let mut undecodable = Vec::new();
-        let entries: Vec<Entry> = item
-            .metadata
-            .managed_fields
+        let entries: Vec<Entry> = managed_fields
             .into_iter()
             .filter_map(|raw| match raw.into_entry() {
                 (entry, None) => Some(entry),
@@ -94,8 +130,8 @@ impl From<Item> for Digest {
             })
             .collect();
         Digest {
-            namespace: item.metadata.namespace,
-            name: item.metadata.name,
+            namespace,
+            name,
             contests: contests(&entries),
             entries: entries.into_iter().map(|e| (e.manager, e.paths.len())).collect(),
             undecodable,
@@ -112,6 +148,24 @@ struct Meta {
     namespace: String,
     #[serde(default)]
     managed_fields: Vec<super::ManagedEntry>,
+}
+
+/// [`Item`] with each fieldsV1 left as its text.
+#[derive(Deserialize)]
+struct TextItem<'a> {
+    #[serde(borrow)]
+    metadata: TextMeta<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TextMeta<'a> {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: String,
+    #[serde(borrow, default)]
+    managed_fields: Vec<ManagedEntry<&'a RawValue>>,
 }
 
 pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census> {
@@ -239,4 +293,77 @@ pub fn table(c: &Census, _printer: &Printer) -> Table {
         c.contested.len()
     ));
     Table { grid, empty: None, lines }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::fieldsv1::{Element, FieldPath, encode};
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    fn object(entries: Vec<Value>) -> String {
+        json!({"metadata": {"name": "x", "namespace": "ns", "managedFields": entries}}).to_string()
+    }
+
+    fn entry(manager: &str, operation: &str, subresource: &str, fields: Value) -> Value {
+        json!({"manager": manager, "operation": operation, "subresource": subresource, "apiVersion": "apps/v1",
+            "time": "2026-12-04T10:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": fields})
+    }
+
+    fn both(text: &str) -> (String, String) {
+        let read = serde_json::from_str::<Digest>(text).unwrap();
+        let from_text = Digest::from_json(text).unwrap();
+        (format!("{read:?}"), format!("{from_text:?}"))
+    }
+
+    #[test]
+    fn the_text_digest_is_the_read_digest_for_each_kind_of_entry() {
+        let spec =
+            json!({"f:spec": {"f:replicas": {}, "f:template": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}}}}});
+        let status = json!({"f:status": {"f:replicas": {}}});
+        for entries in [
+            vec![],
+            vec![entry("kcm", "Update", "", spec.clone())],
+            vec![entry("gitops", "Apply", "", spec.clone())],
+            vec![entry("gitops", "Apply", "", status.clone())],
+            vec![entry("kcm", "Update", "status", status.clone())],
+            vec![entry("kcm", "Update", "status", spec.clone())],
+            vec![entry("hpa", "Update", "scale", spec.clone())],
+            vec![entry("gitops", "Apply", "", spec.clone()), entry("hpa", "Update", "scale", spec.clone())],
+            vec![entry("kcm", "Update", "", json!({"f:a": {"i:-1": {}}}))],
+            vec![entry("kcm", "Update", "", Value::Null)],
+        ] {
+            let (read, from_text) = both(&object(entries.clone()));
+            assert_eq!(read, from_text, "{entries:?}");
+        }
+        // The two routes meet where they should: a lone applied status is contested.
+        let lone_status = Digest::from_json(&object(vec![entry("gitops", "Apply", "", status)])).unwrap();
+        assert_eq!(lone_status.contests.len(), 1);
+        let lone_update = Digest::from_json(&object(vec![entry("kcm", "Update", "", spec)])).unwrap();
+        assert_eq!((lone_update.entries, lone_update.contests.len()), (vec![("kcm".to_string(), 3)], 0));
+    }
+
+    fn trie() -> impl Strategy<Value = Value> {
+        let path = (prop::sample::select(vec!["status", "metadata", "spec"]), prop::collection::vec("[a-c]", 0..3))
+            .prop_map(|(top, rest)| {
+                FieldPath(std::iter::once(top.to_string()).chain(rest).map(|f| Element::Field(f.into())).collect())
+            });
+        prop::collection::btree_set(path, 1..6).prop_map(|ps| encode(&ps.into_iter().collect::<Vec<_>>()))
+    }
+
+    proptest! {
+        /// Whatever the entries, reading the text gives what reading the object gives.
+        #[test]
+        fn the_text_digest_is_the_read_digest(entries in prop::collection::vec((
+            prop::sample::select(vec!["a", "b"]),
+            prop::sample::select(vec!["Apply", "Update"]),
+            prop::sample::select(vec!["", "status", "scale"]),
+            trie(),
+        ), 0..4)) {
+            let entries = entries.into_iter().map(|(m, o, s, t)| entry(m, o, s, t)).collect();
+            let (read, from_text) = both(&object(entries));
+            prop_assert_eq!(read, from_text);
+        }
+    }
 }
