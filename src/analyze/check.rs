@@ -394,14 +394,19 @@ fn stall_finding(o: &TraceObject, stall: &Stall, verdict: Option<&LeaseVerdict>,
 /// Keeps findings at or above `min`, most severe first, then by mechanism, place and object.
 pub fn select(mut findings: Vec<Finding>, min: Severity) -> Vec<Finding> {
     findings.retain(|f| f.severity >= min);
-    findings.sort_by(|a, b| {
-        (b.severity, a.mechanism, &a.namespace, &a.object, &a.reason, &a.message).cmp(&(
+    // Every field is in the key, so no two findings that differ tie, and an unstable sort
+    // (no buffer of half the findings, as a stable one takes) gives one order whatever order
+    // the analyses' threads handed them over in.
+    findings.sort_unstable_by(|a, b| {
+        (b.severity, a.mechanism, &a.namespace, &a.object, &a.reason, &a.message, &a.object_kind, &a.detail).cmp(&(
             a.severity,
             b.mechanism,
             &b.namespace,
             &b.object,
             &b.reason,
             &b.message,
+            &b.object_kind,
+            &b.detail,
         ))
     });
     findings.dedup();
@@ -459,6 +464,30 @@ mod tests {
             ]
         );
         assert_eq!(select(all, Severity::Error).len(), 2);
+    }
+
+    proptest::proptest! {
+        /// The analyses hand their findings over in whatever order their threads finish; what
+        /// is shown is one order all the same, down to findings that differ in one field only.
+        #[test]
+        fn select_gives_one_order_whatever_order_findings_come_in(
+            fields in proptest::collection::vec((0u8..2, 0u8..2, 0u8..2, 0u8..2), 1..12),
+            rotation in 0usize..12,
+        ) {
+            let all: Vec<Finding> = fields
+                .iter()
+                .map(|&(object, message, kind, detail)| Finding {
+                    object_kind: format!("k{kind}"),
+                    detail: format!("d{detail}"),
+                    message: format!("m{message}"),
+                    ..finding(Severity::Error, Mechanism::Owners, &format!("pod/{object}"))
+                })
+                .collect();
+            let mut turned = all.clone();
+            turned.rotate_left(rotation % all.len());
+            turned.reverse();
+            proptest::prop_assert_eq!(select(turned, Severity::Info), select(all, Severity::Info));
+        }
     }
 
     #[test]

@@ -37,12 +37,14 @@ pub struct Snapshot {
     pub controllers: Vec<Controller>,
     /// Controllers whose selector could not be understood.
     pub invalid: Vec<String>,
-    pub pods: Vec<PodMeta>,
+    /// A page at a time (see [`Pages`]), moved into one Vec on the thread that reads them.
+    pub pods: Pages<PodMeta>,
     pub leases: Vec<LeaseSnapshot>,
     pub leases_listed: bool,
     pub candidates: Vec<CandidateSnapshot>,
     /// Controllers from their full objects, pods from metadata: the forest stalls are found in.
-    pub workloads: Vec<TraceObject>,
+    /// Pages, like `pods`.
+    pub workloads: Pages<TraceObject>,
     /// uids of the pods the API lists with no spec.nodeName.
     pub unscheduled: hashbrown::HashSet<String>,
     pub census: Census,
@@ -76,8 +78,10 @@ struct Digested {
 
 /// The three collections with an entry per object (per pod), one Vec per page until every
 /// list is in, then moved once into a Vec of the exact size: grown a page at a time they
-/// were copied on every doubling, and joined list to list copied again.
-type Pages<T> = Vec<Vec<T>>;
+/// were copied on every doubling, and joined list to list copied again. The objects are
+/// moved before the analyses start; pods and workloads by the analysis thread that reads
+/// them, the two side by side after the last page rather than one after the other before.
+pub type Pages<T> = Vec<Vec<T>>;
 
 #[derive(Default)]
 struct Gathered {
@@ -86,7 +90,7 @@ struct Gathered {
     workloads: Pages<TraceObject>,
 }
 
-fn flatten<T>(pages: Pages<T>) -> Vec<T> {
+pub fn flatten<T>(pages: Pages<T>) -> Vec<T> {
     let mut all = Vec::with_capacity(pages.iter().map(Vec::len).sum());
     for page in pages {
         all.extend(page);
@@ -123,7 +127,7 @@ impl Snapshot {
 /// Appends `part` to `all`, copying the shorter of the two. Parts of different lists were
 /// already in the order the lists happened to arrive in; each keeps its own order, and what
 /// check shows is sorted by name.
-fn join<T>(all: &mut Vec<T>, mut part: Vec<T>) {
+pub(super) fn join<T>(all: &mut Vec<T>, mut part: Vec<T>) {
     if part.len() > all.len() {
         std::mem::swap(all, &mut part);
     }
@@ -269,8 +273,8 @@ pub async fn snapshot(
     let (json, meta) = (json?, meta?);
     let (mut snap, gathered, tally) = absorbed.into_inner();
     snap.objects = flatten(gathered.objects);
-    snap.pods = flatten(gathered.pods);
-    snap.workloads = flatten(gathered.workloads);
+    snap.pods = gathered.pods;
+    snap.workloads = gathered.workloads;
     snap.coverage = Coverage { served: served(resources), listed: KindMap::new() };
     snap.leases_listed = json.listed.contains_key(&KindRef("coordination.k8s.io", "Lease"));
     snap.system_leases = system_leases;

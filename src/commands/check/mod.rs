@@ -158,12 +158,15 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
     let stuck_after = args.stuck_after.as_secs() as i64;
     let objects = std::mem::take(&mut snap.objects);
     let workloads = std::mem::take(&mut snap.workloads);
+    let pods = std::mem::take(&mut snap.pods);
     let (first, second, traced) = tokio::task::block_in_place(|| {
         std::thread::scope(|threads| {
             let other = threads.spawn(|| {
                 let mut part = Part::default();
                 if plan.overlaps {
-                    overlap_part(&snap, &mut part);
+                    let pods = fetch::flatten(pods);
+                    overlap_part(&snap, &pods, &mut part);
+                    super::drop_later(pods);
                 }
                 if plan.fields {
                     fields_part(&snap, &mut part);
@@ -182,7 +185,7 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
                 let (forest, stalls) = stall_part(&snap, workloads, now, args.stall_after, &mut part);
                 let lookups = lease_lookups(&snap, &stalls, &scope);
                 if lookups.missing.is_empty() {
-                    part.findings.extend(judged_stalls(&forest, &stalls, &lookups.found, now));
+                    part.add(judged_stalls(&forest, &stalls, &lookups.found, now));
                     super::drop_later((forest, stalls));
                     return None;
                 }
@@ -197,7 +200,7 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
         for (m, kind, n) in part.counts {
             count(m, &kind, n);
         }
-        found.extend(part.findings);
+        fetch::join(&mut found, part.findings);
     }
     if let Some((forest, stalls, lookups)) = traced.flatten() {
         found.extend(trace_findings(session, &forest, &stalls, lookups, now).await);
@@ -230,6 +233,12 @@ struct Part {
 }
 
 impl Part {
+    /// Adds findings, moving rather than copying the larger share: overlaps alone can make
+    /// tens of thousands.
+    fn add(&mut self, findings: Vec<Finding>) {
+        fetch::join(&mut self.findings, findings);
+    }
+
     /// Counts the objects `m` checked, by kind.
     fn count_kinds<'a>(&mut self, m: Mechanism, kinds: impl IntoIterator<Item = &'a str>) {
         let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
@@ -246,22 +255,22 @@ fn lease_part(snap: &fetch::Snapshot, graph: &Graph, now: Timestamp, part: &mut 
     if !snap.candidates.is_empty() {
         part.counts.push((Mechanism::Leases, "LeaseCandidate".into(), snap.candidates.len()));
     }
-    part.findings.extend(check::leases(&rows, &lease_report::findings(&rows)));
-    part.findings.extend(check::leaderless(&rows));
+    part.add(check::leases(&rows, &lease_report::findings(&rows)));
+    part.add(check::leaderless(&rows));
 }
 
 fn owner_part(snap: &fetch::Snapshot, graph: &Graph, stuck_after: i64, part: &mut Part) {
     part.count_kinds(Mechanism::Owners, graph.objects.iter().map(|o| o.kind.as_str()));
     let everything: Vec<usize> = (0..graph.objects.len()).collect();
     let owner_findings = owner_graph::findings(graph, &everything, snap.server_time, stuck_after);
-    part.findings.extend(check::owners(graph, &owner_findings));
+    part.add(check::owners(graph, &owner_findings));
 }
 
-fn overlap_part(snap: &fetch::Snapshot, part: &mut Part) {
+fn overlap_part(snap: &fetch::Snapshot, pods: &[overlap::PodMeta], part: &mut Part) {
     part.count_kinds(Mechanism::Overlaps, snap.controllers.iter().map(|c| c.kind.as_str()));
-    part.counts.push((Mechanism::Overlaps, "Pod".into(), snap.pods.len()));
-    let analysis = overlap::analyze(&snap.controllers, &snap.pods, &Options { cross_kind: false, explain: false });
-    part.findings.extend(check::overlaps(&analysis));
+    part.counts.push((Mechanism::Overlaps, "Pod".into(), pods.len()));
+    let analysis = overlap::analyze(&snap.controllers, pods, &Options { cross_kind: false, explain: false });
+    part.add(check::overlaps(&analysis));
 }
 
 fn fields_part(snap: &fetch::Snapshot, part: &mut Part) {
@@ -270,7 +279,7 @@ fn fields_part(snap: &fetch::Snapshot, part: &mut Part) {
     }
     let groups: BTreeMap<&str, &str> =
         crate::commands::fields::census::DEFAULT_KINDS.iter().map(|(group, _, _, kind)| (*kind, *group)).collect();
-    part.findings.extend(check::fields(snap.census.contested.iter().map(|o| {
+    part.add(check::fields(snap.census.contested.iter().map(|o| {
         let group = groups.get(o.kind.as_str()).copied().unwrap_or("");
         (o.kind.as_str(), group, o.namespace.as_str(), o.name.as_str(), o.contests.as_slice())
     })));
@@ -302,12 +311,12 @@ fn lease_rows(snap: &fetch::Snapshot, graph: &Graph, now: Timestamp) -> Vec<Leas
 /// The stalls in the controllers and pods in scope (pure), counting what was searched.
 fn stall_part(
     snap: &fetch::Snapshot,
-    workloads: Vec<TraceObject>,
+    workloads: fetch::Pages<TraceObject>,
     now: Timestamp,
     stall_after: Duration,
     part: &mut Part,
 ) -> (TraceSnapshot, Vec<Stall>) {
-    let forest = check::workload_snapshot(workloads);
+    let forest = check::workload_snapshot(fetch::flatten(workloads));
     part.count_kinds(Mechanism::Trace, forest.objects.iter().map(|o| o.kind.as_str()));
     let found = stalls(&forest, now, stall_after.as_secs() as i64)
         .into_iter()
