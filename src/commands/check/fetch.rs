@@ -182,6 +182,50 @@ fn read_for(r: &ApiResource, plan: &Plan) -> Option<Read> {
     None
 }
 
+/// A whole object's metadata as the owner graph reads it, with its managedFields left as text
+/// for the census: one pass over the object for both.
+#[derive(Deserialize)]
+struct Whole<'a> {
+    #[serde(borrow, default)]
+    metadata: WholeMeta<'a>,
+}
+
+/// [`owners_fetch::Meta`]'s fields, spelled out for the same reason as [`Meta`]'s.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct WholeMeta<'a> {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    uid: String,
+    #[serde(default)]
+    owner_references: Vec<crate::analyze::owner_graph::OwnerRef>,
+    #[serde(default)]
+    finalizers: Vec<String>,
+    creation_timestamp: Option<Timestamp>,
+    deletion_timestamp: Option<Timestamp>,
+    #[serde(borrow, default)]
+    managed_fields: Option<&'a RawValue>,
+}
+
+impl WholeMeta<'_> {
+    fn into_object(self, r: &ApiResource) -> Object {
+        Object {
+            uid: self.uid,
+            api_version: r.group_version(),
+            kind: r.kind.clone(),
+            namespace: self.namespace.filter(|n| !n.is_empty()),
+            name: self.name,
+            owner_refs: self.owner_references,
+            created: self.creation_timestamp,
+            deleting_since: self.deletion_timestamp,
+            finalizers: self.finalizers,
+        }
+    }
+}
+
 /// A metadata-only item: what the owner graph reads plus the labels overlaps compares.
 #[derive(Deserialize)]
 struct MetaItem {
@@ -316,11 +360,25 @@ fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<R
     let (mut objects, mut workloads) = (Vec::with_capacity(items.len()), Vec::new());
     for raw in items {
         let text = raw.get();
-        if let Ok(item) = serde_json::from_str::<owners_fetch::Item>(text) {
-            objects.push(item.into_object(r));
-        }
-        if census && let Ok(digest) = Digest::from_json(text) {
-            part.digests.push(digest);
+        match serde_json::from_str::<Whole>(text) {
+            Ok(Whole { metadata }) => {
+                if census
+                    && let Ok(digest) = Digest::from_managed_fields(
+                        metadata.namespace.clone().unwrap_or_default(),
+                        metadata.name.clone(),
+                        metadata.managed_fields,
+                    )
+                {
+                    part.digests.push(digest);
+                }
+                objects.push(metadata.into_object(r));
+            }
+            // What the graph reads is not what the API gives: the census may still read it.
+            Err(_) => {
+                if census && let Ok(digest) = Digest::from_json(text) {
+                    part.digests.push(digest);
+                }
+            }
         }
         if leases {
             if let Ok(item) = serde_json::from_str::<LeaseItem>(text) {
@@ -335,19 +393,20 @@ fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<R
             continue;
         }
         let Some(kind) = overlap else { continue };
-        if plan.overlaps
+        if (plan.overlaps || plan.leases)
             && let Ok(obj) = serde_json::from_str::<overlaps_fetch::Object>(text)
         {
-            match overlaps_fetch::controller(kind, obj) {
-                Ok(c) => part.controllers.push(c),
-                Err(e) => part.invalid.push(e),
+            if plan.leases
+                && let Some(n) = obj.replicas(&r.kind)
+            {
+                part.replicas.insert(obj.uid().to_string(), n);
             }
-        }
-        if plan.leases
-            && let Ok(w) = serde_json::from_str::<Workload>(text)
-            && let Some(n) = w.replicas(&r.kind)
-        {
-            part.replicas.insert(w.metadata.uid, n);
+            if plan.overlaps {
+                match overlaps_fetch::controller(kind, obj) {
+                    Ok(c) => part.controllers.push(c),
+                    Err(e) => part.invalid.push(e),
+                }
+            }
         }
         if plan.trace && kind != "PodDisruptionBudget" {
             workloads.push(list_item_from_text(text, &r.group_version(), &r.kind));
@@ -406,43 +465,10 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
     page_of(&mut part.workloads, workloads);
 }
 
-/// What a workload asks for, as `leases` shows it beside a holder's controller.
-#[derive(Deserialize)]
-struct Workload {
-    metadata: UidOnly,
-    #[serde(default)]
-    spec: WorkloadSpec,
-    #[serde(default)]
-    status: WorkloadStatus,
-}
-
 #[derive(Deserialize)]
 struct UidOnly {
     #[serde(default)]
     uid: String,
-}
-
-#[derive(Deserialize, Default)]
-struct WorkloadSpec {
-    replicas: Option<i32>,
-    parallelism: Option<i32>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct WorkloadStatus {
-    desired_number_scheduled: Option<i32>,
-}
-
-impl Workload {
-    fn replicas(&self, kind: &str) -> Option<i32> {
-        match kind {
-            "DaemonSet" => self.status.desired_number_scheduled,
-            "Job" => self.spec.parallelism,
-            "PodDisruptionBudget" => None,
-            _ => self.spec.replicas.or(Some(1)),
-        }
-    }
 }
 
 /// Where the built-in controllers' leases are.

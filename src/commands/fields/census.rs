@@ -94,6 +94,28 @@ impl Digest {
     /// same digest as reading the object through [`Deserialize`].
     pub(crate) fn from_json(text: &str) -> serde_json::Result<Digest> {
         let TextItem { metadata: TextMeta { name, namespace, managed_fields } } = serde_json::from_str(text)?;
+        Digest::from_text_entries(namespace, name, managed_fields)
+    }
+
+    /// [`Digest::from_json`] when the object's metadata has been read already: its
+    /// managedFields' text (None: there are none).
+    pub(crate) fn from_managed_fields(
+        namespace: String,
+        name: String,
+        managed_fields: Option<&RawValue>,
+    ) -> serde_json::Result<Digest> {
+        let entries = match managed_fields {
+            Some(raw) => serde_json::from_str(raw.get())?,
+            None => Vec::new(),
+        };
+        Digest::from_text_entries(namespace, name, entries)
+    }
+
+    fn from_text_entries(
+        namespace: String,
+        name: String,
+        managed_fields: Vec<ManagedEntry<&RawValue>>,
+    ) -> serde_json::Result<Digest> {
         if let [lone] = managed_fields.as_slice()
             && let Some(raw) = lone.fields_v1
             && let Ok(Counted(Ok(tops))) = serde_json::from_str::<Counted>(raw.get())
@@ -311,9 +333,15 @@ mod tests {
             "time": "2026-12-04T10:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": fields})
     }
 
+    /// The digest read through `Deserialize`, and from the text: whole, and from the
+    /// managedFields' text once the metadata is read (as check does).
     fn both(text: &str) -> (String, String) {
         let read = serde_json::from_str::<Digest>(text).unwrap();
         let from_text = Digest::from_json(text).unwrap();
+        let v: Value = serde_json::from_str(text).unwrap();
+        let managed = serde_json::value::to_raw_value(&v["metadata"]["managedFields"]).unwrap();
+        let from_fields = Digest::from_managed_fields("ns".into(), "x".into(), Some(&managed)).unwrap();
+        assert_eq!(format!("{from_text:?}"), format!("{from_fields:?}"));
         (format!("{read:?}"), format!("{from_text:?}"))
     }
 
