@@ -99,6 +99,140 @@ impl Tops {
 #[derive(Debug)]
 pub struct Counted(pub Result<Tops, DecodeError>);
 
+/// [`Counted`] from a trie's text, without building the path of each key: the census
+/// counts the trie of almost every object it reads, and building each path's elements
+/// (a shared string per field name) was most of the cost. Keys are checked as the decoder
+/// checks them; at the first problem the trie is walked again by [`Counted`], which says
+/// where it is.
+pub fn count(text: &str) -> Result<Tops, DecodeError> {
+    let mut tally = Tally { tops: Tops::default(), sound: true };
+    let read = CountNode { tally: &mut tally, depth: 0, top: Top::Other }
+        .deserialize(&mut serde_json::Deserializer::from_str(text));
+    match read {
+        Ok(()) if tally.sound => Ok(tally.tops),
+        _ => match serde_json::from_str::<Counted>(text) {
+            Ok(Counted(counted)) => counted,
+            Err(e) => Err(err(&FieldPath::default(), e.to_string())),
+        },
+    }
+}
+
+/// Which top-level field a path lies under, as [`Tops`] counts it.
+#[derive(Clone, Copy)]
+enum Top {
+    Status,
+    Metadata,
+    Other,
+}
+
+struct Tally {
+    tops: Tops,
+    /// False once anything the decoder would refuse was met.
+    sound: bool,
+}
+
+impl Tally {
+    fn owned(&mut self, top: Top) {
+        self.tops.paths += 1;
+        match top {
+            Top::Status => self.tops.status += 1,
+            Top::Metadata => self.tops.metadata += 1,
+            Top::Other => {}
+        }
+    }
+}
+
+/// A trie node `depth` keys down, under `top`.
+struct CountNode<'a> {
+    tally: &'a mut Tally,
+    depth: usize,
+    top: Top,
+}
+
+impl<'de> DeserializeSeed<'de> for CountNode<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CountNode<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a FieldsV1 object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let tally = self.tally;
+        let mut empty = true;
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            empty = false;
+            if !tally.sound || self.depth > MAX_DEPTH {
+                tally.sound = false;
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            if key == "." {
+                match map.next_value::<EmptyObject>()?.0 {
+                    true => tally.owned(if self.depth == 0 { Top::Other } else { self.top }),
+                    false => tally.sound = false,
+                }
+                continue;
+            }
+            let top = match key.split_once(':') {
+                Some(("f", _)) if self.depth > 0 => Some(self.top),
+                Some(("f", "status")) => Some(Top::Status),
+                Some(("f", "metadata")) => Some(Top::Metadata),
+                Some(("f", _)) => Some(Top::Other),
+                _ if parse_element(&key).is_ok() => Some(if self.depth == 0 { Top::Other } else { self.top }),
+                _ => None,
+            };
+            match top {
+                Some(top) => map.next_value_seed(CountNode { tally: &mut *tally, depth: self.depth + 1, top })?,
+                None => {
+                    tally.sound = false;
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if empty && self.depth > 0 {
+            tally.owned(self.top);
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        self.tally.sound = false;
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        self.tally.sound = false;
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        self.tally.sound = false;
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        self.tally.sound = false;
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        self.tally.sound = false;
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        self.tally.sound = false;
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.tally.sound = false;
+        Ok(())
+    }
+}
+
 impl<'de> Deserialize<'de> for Counted {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(Counted(walk::<D, Tops>(d)?))
@@ -519,16 +653,30 @@ mod tests {
             deep = json!({"f:a": deep});
         }
         assert!(decode(&deep).unwrap_err().problem.contains("deeper"));
+        let Counted(counted) = serde_json::from_value(deep.clone()).unwrap();
+        assert_eq!(count(&deep.to_string()), counted);
     }
 
     #[test]
     fn counting_sorts_paths_by_their_top_field() {
         let fields = json!({"f:metadata": {"f:labels": {".": {}, "f:app": {}}}, "f:spec": {"f:replicas": {}},
             "f:status": {"f:replicas": {}, "f:conditions": {"k:{\"type\":\"Ready\"}": {".": {}, "f:status": {}}}}});
-        let Counted(counted) = serde_json::from_value(fields).unwrap();
+        let Counted(counted) = serde_json::from_value(fields.clone()).unwrap();
         assert_eq!(counted.unwrap(), Tops { paths: 6, status: 3, metadata: 2 });
         let Counted(bad) = serde_json::from_value(json!({"f:a": {"i:-1": {}}})).unwrap();
         assert!(bad.unwrap_err().problem.contains("not a list index"));
+        // Without building paths, and still saying where a problem is.
+        assert_eq!(count(&fields.to_string()), Ok(Tops { paths: 6, status: 3, metadata: 2 }));
+        for (bad, at) in [
+            (json!({"f:a": {"f:b": {"i:-1": {}}}}), ".a.b"),
+            (json!({"f:a": {".": {"f:x": {}}}}), ".a"),
+            (json!({"f:status": 3}), "."),
+            (json!([1]), "."),
+        ] {
+            let Counted(want) = serde_json::from_value(bad.clone()).unwrap();
+            assert_eq!(count(&bad.to_string()), want.clone(), "{bad}");
+            assert_eq!(want.unwrap_err().to_string().split(':').next().unwrap(), format!("fieldsV1 at {at}"), "{bad}");
+        }
     }
 
     #[test]
@@ -602,8 +750,10 @@ mod tests {
             (proptest::sample::select(vec!["status", "metadata", "spec"]), proptest::collection::vec(element(), 0..4))
                 .prop_map(|(top, rest)| FieldPath([vec![Element::Field(top.into())], rest].concat())), 0..12)) {
             let ps: Vec<FieldPath> = ps.into_iter().collect();
-            let Counted(counted) = serde_json::from_str(&encode(&ps).to_string()).unwrap();
+            let text = encode(&ps).to_string();
+            let Counted(counted) = serde_json::from_str(&text).unwrap();
             prop_assert_eq!(counted, Ok(Tops::of(&ps)));
+            prop_assert_eq!(count(&text), Ok(Tops::of(&ps)));
         }
 
         /// Counting gives the decoded paths' tops, or the decoder's own error.
@@ -612,7 +762,8 @@ mod tests {
             if let (Ok(Decoded(decoded)), Ok(Counted(counted))) =
                 (serde_json::from_str::<Decoded>(&text), serde_json::from_str::<Counted>(&text))
             {
-                prop_assert_eq!(counted, decoded.map(|paths| Tops::of(&paths)), "{}", text);
+                prop_assert_eq!(&counted, &decoded.map(|paths| Tops::of(&paths)), "{}", text);
+                prop_assert_eq!(count(&text), counted, "{}", text);
             }
         }
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::analyze::fields::{Contest, Entry, ManagedEntry, contests, lone_entry_contests};
-use crate::analyze::fieldsv1::{Counted, DecodeError, Decoded};
+use crate::analyze::fieldsv1::{DecodeError, Decoded, count};
 use crate::analyze::resource_ref::{ApiResource, resolve};
 use crate::connect::{Accept, Session, Skipped, discovery};
 use crate::error::usage;
@@ -114,11 +114,11 @@ impl Digest {
     fn from_text_entries(
         namespace: String,
         name: String,
-        managed_fields: Vec<ManagedEntry<&RawValue>>,
+        managed_fields: Vec<TextEntry<'_>>,
     ) -> serde_json::Result<Digest> {
         if let [lone] = managed_fields.as_slice()
             && let Some(raw) = lone.fields_v1
-            && let Ok(Counted(Ok(tops))) = serde_json::from_str::<Counted>(raw.get())
+            && let Ok(tops) = count(raw.get())
             && !lone_entry_contests(&lone.operation, &lone.subresource, &tops)
         {
             let entries = managed_fields.into_iter().map(|e| (e.manager, tops.paths)).collect();
@@ -131,8 +131,8 @@ impl Digest {
                 manager: e.manager,
                 operation: e.operation,
                 subresource: e.subresource,
-                api_version: e.api_version,
-                time: e.time,
+                api_version: String::new(),
+                time: None,
                 fields_v1,
             });
         }
@@ -187,7 +187,21 @@ struct TextMeta<'a> {
     #[serde(default)]
     namespace: String,
     #[serde(borrow, default)]
-    managed_fields: Vec<ManagedEntry<&'a RawValue>>,
+    managed_fields: Vec<TextEntry<'a>>,
+}
+
+/// A managedFields entry with what the census reads of it: its writer, and its fieldsV1 as
+/// text. Its time and apiVersion are skipped, not parsed: the census shows neither.
+#[derive(Deserialize)]
+struct TextEntry<'a> {
+    #[serde(default)]
+    manager: String,
+    #[serde(default)]
+    operation: String,
+    #[serde(default)]
+    subresource: String,
+    #[serde(borrow, rename = "fieldsV1")]
+    fields_v1: Option<&'a RawValue>,
 }
 
 pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census> {
