@@ -91,7 +91,8 @@ impl Digest {
     /// fieldsV1 is first only delimited: an object with one entry, the common case for what
     /// controllers make, is judged by its counted paths when that leaves nothing to contest
     /// ([`lone_entry_contests`]), and only otherwise are the tries decoded into paths. The
-    /// same digest as reading the object through [`Deserialize`].
+    /// same digest as reading the object through [`Deserialize`], except that an entry whose
+    /// time cannot be read no longer leaves the object out (the census shows no times).
     pub(crate) fn from_json(text: &str) -> serde_json::Result<Digest> {
         let TextItem { metadata: TextMeta { name, namespace, managed_fields } } = serde_json::from_str(text)?;
         Digest::from_text_entries(namespace, name, managed_fields)
