@@ -125,21 +125,31 @@ enum Top {
     Other,
 }
 
+impl Top {
+    fn of_field(name: &str) -> Top {
+        match name {
+            "status" => Top::Status,
+            "metadata" => Top::Metadata,
+            _ => Top::Other,
+        }
+    }
+}
+
+impl Tops {
+    fn add(&mut self, top: Top) {
+        self.paths += 1;
+        match top {
+            Top::Status => self.status += 1,
+            Top::Metadata => self.metadata += 1,
+            Top::Other => {}
+        }
+    }
+}
+
 struct Tally {
     tops: Tops,
     /// False once anything the decoder would refuse was met.
     sound: bool,
-}
-
-impl Tally {
-    fn owned(&mut self, top: Top) {
-        self.tops.paths += 1;
-        match top {
-            Top::Status => self.tops.status += 1,
-            Top::Metadata => self.tops.metadata += 1,
-            Top::Other => {}
-        }
-    }
 }
 
 /// A trie node `depth` keys down, under `top`.
@@ -175,16 +185,14 @@ impl<'de> Visitor<'de> for CountNode<'_> {
             }
             if key == "." {
                 match map.next_value::<EmptyObject>()?.0 {
-                    true => tally.owned(if self.depth == 0 { Top::Other } else { self.top }),
+                    true => tally.tops.add(if self.depth == 0 { Top::Other } else { self.top }),
                     false => tally.sound = false,
                 }
                 continue;
             }
             let top = match key.split_once(':') {
                 Some(("f", _)) if self.depth > 0 => Some(self.top),
-                Some(("f", "status")) => Some(Top::Status),
-                Some(("f", "metadata")) => Some(Top::Metadata),
-                Some(("f", _)) => Some(Top::Other),
+                Some(("f", name)) => Some(Top::of_field(name)),
                 _ if parse_element(&key).is_ok() => Some(if self.depth == 0 { Top::Other } else { self.top }),
                 _ => None,
             };
@@ -197,7 +205,7 @@ impl<'de> Visitor<'de> for CountNode<'_> {
             }
         }
         if empty && self.depth > 0 {
-            tally.owned(self.top);
+            tally.tops.add(self.top);
         }
         Ok(())
     }
@@ -252,12 +260,10 @@ impl Sink for Vec<FieldPath> {
 
 impl Sink for Tops {
     fn owned(&mut self, path: &FieldPath) {
-        self.paths += 1;
-        match path.0.first() {
-            Some(Element::Field(f)) if &**f == "status" => self.status += 1,
-            Some(Element::Field(f)) if &**f == "metadata" => self.metadata += 1,
-            _ => {}
-        }
+        self.add(match path.0.first() {
+            Some(Element::Field(f)) => Top::of_field(f),
+            _ => Top::Other,
+        });
     }
 }
 
