@@ -190,7 +190,7 @@ struct Whole<'a> {
     metadata: WholeMeta<'a>,
 }
 
-/// [`owners_fetch::Meta`]'s fields, spelled out for the same reason as [`Meta`]'s.
+/// The fields `owners` reads of an object's metadata, spelled out for the same reason as [`Meta`]'s.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct WholeMeta<'a> {

@@ -48,30 +48,30 @@ pub struct Snapshot {
 
 /// An object as the owner graph reads it: metadata only.
 #[derive(Deserialize)]
-pub(crate) struct Item {
+struct Item {
     #[serde(default)]
-    pub(crate) metadata: Meta,
+    metadata: Meta,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct Meta {
+struct Meta {
     #[serde(default)]
-    pub(crate) name: String,
+    name: String,
     #[serde(default)]
-    pub(crate) namespace: Option<String>,
+    namespace: Option<String>,
     #[serde(default)]
-    pub(crate) uid: String,
+    uid: String,
     #[serde(default)]
-    pub(crate) owner_references: Vec<OwnerRef>,
+    owner_references: Vec<OwnerRef>,
     #[serde(default)]
     finalizers: Vec<String>,
-    pub(crate) creation_timestamp: Option<Timestamp>,
-    pub(crate) deletion_timestamp: Option<Timestamp>,
+    creation_timestamp: Option<Timestamp>,
+    deletion_timestamp: Option<Timestamp>,
 }
 
 impl Item {
-    pub(crate) fn into_object(self, r: &ApiResource) -> Object {
+    fn into_object(self, r: &ApiResource) -> Object {
         let m = self.metadata;
         Object {
             uid: m.uid,
