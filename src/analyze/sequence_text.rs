@@ -55,22 +55,22 @@ pub fn with_type(v: &mut serde_json::Value, api_version: &str, kind: &str) {
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct Object {
+pub(crate) struct Object {
     #[serde(default)]
-    api_version: String,
+    pub api_version: String,
     #[serde(default)]
-    kind: String,
+    pub kind: String,
     #[serde(default)]
-    metadata: Meta,
+    pub metadata: Meta,
     #[serde(default)]
-    spec: Present<Spec>,
+    pub spec: Present<Spec>,
     #[serde(default)]
-    status: Present<Status>,
+    pub status: Present<Status>,
 }
 
 /// A field that may be there (even as null) or not: `spec` and `status` count as there
 /// when the key is, whatever its value.
-struct Present<T>(bool, Option<T>);
+pub(crate) struct Present<T>(pub bool, pub Option<T>);
 
 impl<T> Default for Present<T> {
     fn default() -> Self {
@@ -86,35 +86,35 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Present<T> {
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct Meta {
+pub(crate) struct Meta {
     #[serde(default)]
-    uid: String,
+    pub uid: String,
     #[serde(default)]
-    namespace: String,
+    pub namespace: String,
     #[serde(default)]
-    name: String,
-    creation_timestamp: Option<Timestamp>,
-    deletion_timestamp: Option<Timestamp>,
-    generation: Option<i64>,
+    pub name: String,
+    pub creation_timestamp: Option<Timestamp>,
+    pub deletion_timestamp: Option<Timestamp>,
+    pub generation: Option<i64>,
     #[serde(default)]
-    owner_references: Option<Vec<OwnerRef>>,
+    pub owner_references: Option<Vec<OwnerRef>>,
     #[serde(default)]
-    managed_fields: Option<Vec<ManagedEntry>>,
+    pub managed_fields: Option<Vec<ManagedEntry>>,
     #[serde(default)]
-    annotations: Option<TraceAnnotations>,
+    pub annotations: Option<TraceAnnotations>,
 }
 
 #[derive(Deserialize)]
-struct OwnerRef {
-    uid: Option<String>,
-    controller: Option<bool>,
+pub(crate) struct OwnerRef {
+    pub uid: Option<String>,
+    pub controller: Option<bool>,
 }
 
 /// A managedFields entry with only its fieldsV1's top-level keys.
-type ManagedEntry = super::fields::ManagedEntry<TopKeys>;
+pub(crate) type ManagedEntry = super::fields::ManagedEntry<TopKeys>;
 
 /// The keys of a JSON object, in order; the values are skipped.
-struct TopKeys(Vec<String>);
+pub(crate) struct TopKeys(Vec<String>);
 
 impl<'de> Deserialize<'de> for TopKeys {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -138,7 +138,7 @@ impl<'de> Deserialize<'de> for TopKeys {
 }
 
 /// Only the annotations in [`TRACE_ANNOTATIONS`], in that order.
-struct TraceAnnotations(Vec<(String, String)>);
+pub(crate) struct TraceAnnotations(Vec<(String, String)>);
 
 impl<'de> Deserialize<'de> for TraceAnnotations {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -172,24 +172,24 @@ impl<'de> Deserialize<'de> for TraceAnnotations {
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct Spec {
-    replicas: Option<i64>,
-    node_name: Option<String>,
-    scheduler_name: Option<String>,
+pub(crate) struct Spec {
+    pub replicas: Option<i64>,
+    pub node_name: Option<String>,
+    pub scheduler_name: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct Status {
-    observed_generation: Option<i64>,
-    phase: Option<String>,
+pub(crate) struct Status {
+    pub observed_generation: Option<i64>,
+    pub phase: Option<String>,
     #[serde(default)]
-    conditions: Option<Vec<ConditionJson>>,
+    pub conditions: Option<Vec<ConditionJson>>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ConditionJson {
+pub(crate) struct ConditionJson {
     #[serde(rename = "type", default)]
     kind: String,
     #[serde(default)]
@@ -206,7 +206,7 @@ fn nonempty(s: Option<String>) -> Option<String> {
 }
 
 impl Object {
-    fn into_trace(self) -> TraceObject {
+    pub(crate) fn into_trace(self) -> TraceObject {
         let Object { api_version, kind, metadata: m, spec, status } = self;
         let spec_present = spec.0;
         let spec = spec.1.unwrap_or_default();

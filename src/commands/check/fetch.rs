@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::Plan;
+use super::whole;
 use crate::analyze::lease::LeaseSnapshot;
 use crate::analyze::lease_report::CandidateSnapshot;
 use crate::analyze::overlap::{Controller, PodMeta};
@@ -18,10 +19,9 @@ use crate::analyze::owner_graph::{Coverage, KindMap, KindRef, Object};
 use crate::analyze::resource_ref::ApiResource;
 use crate::analyze::selector::Labels;
 use crate::analyze::sequence::TraceObject;
-use crate::analyze::sequence_text::list_item_from_text;
 use crate::commands::fields::census::{Census, DEFAULT_KINDS, Digest, Tally};
 use crate::commands::leases::fetch::{Candidate, LeaseItem, leases_in, snapshot as lease_snapshot};
-use crate::commands::overlaps::fetch::{self as overlaps_fetch, KINDS as OVERLAP_KINDS};
+use crate::commands::overlaps::fetch::KINDS as OVERLAP_KINDS;
 use crate::commands::owners::fetch::{
     self as owners_fetch, Intake, Lists, Progress, Scope, Skipped, list_types, served,
 };
@@ -347,6 +347,24 @@ fn absorb_lists(snap: &mut Snapshot, json: &Lists, meta: &Lists) {
     }
 }
 
+/// What the owner graph reads of an object's text (None: not what the API gives), and the
+/// census's digest of its managedFields when `census`.
+pub(super) fn graph_read(text: &str, r: &ApiResource, census: bool) -> (Option<Object>, Option<Digest>) {
+    match serde_json::from_str::<Whole>(text) {
+        Ok(Whole { metadata }) => {
+            let digest = census
+                .then(|| {
+                    let (namespace, name) = (metadata.namespace.clone().unwrap_or_default(), metadata.name.clone());
+                    Digest::from_managed_fields(namespace, name, metadata.managed_fields).ok()
+                })
+                .flatten();
+            (Some(metadata.into_object(r)), digest)
+        }
+        // What the graph reads is not what the API gives: the census may still read it.
+        Err(_) => (None, census.then(|| Digest::from_json(text).ok()).flatten()),
+    }
+}
+
 /// Each whole object is kept as its JSON text and decoded by each analysis straight into the
 /// little it reads: building a `Value` tree of every object first cost more than all of them.
 fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<RawValue>>) {
@@ -360,56 +378,34 @@ fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<R
     let (mut objects, mut workloads) = (Vec::with_capacity(items.len()), Vec::new());
     for raw in items {
         let text = raw.get();
-        match serde_json::from_str::<Whole>(text) {
-            Ok(Whole { metadata }) => {
-                if census
-                    && let Ok(digest) = Digest::from_managed_fields(
-                        metadata.namespace.clone().unwrap_or_default(),
-                        metadata.name.clone(),
-                        metadata.managed_fields,
-                    )
-                {
-                    part.digests.push(digest);
-                }
-                objects.push(metadata.into_object(r));
+        if let Some(kind) = overlap {
+            let wants = whole::Wants {
+                census,
+                replicas: plan.leases,
+                controller: plan.overlaps,
+                workload: plan.trace && kind != "PodDisruptionBudget",
+            };
+            let read = whole::read(text, r, kind, wants).unwrap_or_else(|| whole::apart(text, r, kind, wants));
+            part.digests.extend(read.digest);
+            objects.extend(read.object);
+            part.replicas.extend(read.replicas);
+            match read.controller {
+                Some(Ok(c)) => part.controllers.push(c),
+                Some(Err(e)) => part.invalid.push(e),
+                None => {}
             }
-            // What the graph reads is not what the API gives: the census may still read it.
-            Err(_) => {
-                if census && let Ok(digest) = Digest::from_json(text) {
-                    part.digests.push(digest);
-                }
-            }
+            workloads.extend(read.workload);
+            continue;
         }
+        let (object, digest) = graph_read(text, r, census);
+        objects.extend(object);
+        part.digests.extend(digest);
         if leases {
             if let Ok(item) = serde_json::from_str::<LeaseItem>(text) {
                 part.leases.push(lease_snapshot(item));
             }
-            continue;
-        }
-        if candidates {
-            if let Ok(c) = serde_json::from_str::<Candidate>(text) {
-                part.candidates.push(c.snapshot());
-            }
-            continue;
-        }
-        let Some(kind) = overlap else { continue };
-        if (plan.overlaps || plan.leases)
-            && let Ok(obj) = serde_json::from_str::<overlaps_fetch::Object>(text)
-        {
-            if plan.leases
-                && let Some(n) = obj.replicas(&r.kind)
-            {
-                part.replicas.insert(obj.uid().to_string(), n);
-            }
-            if plan.overlaps {
-                match overlaps_fetch::controller(kind, obj) {
-                    Ok(c) => part.controllers.push(c),
-                    Err(e) => part.invalid.push(e),
-                }
-            }
-        }
-        if plan.trace && kind != "PodDisruptionBudget" {
-            workloads.push(list_item_from_text(text, &r.group_version(), &r.kind));
+        } else if candidates && let Ok(c) = serde_json::from_str::<Candidate>(text) {
+            part.candidates.push(c.snapshot());
         }
     }
     page_of(&mut part.objects, objects);

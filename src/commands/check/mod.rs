@@ -3,6 +3,7 @@
 
 mod fetch;
 pub(crate) mod render;
+mod whole;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -81,19 +81,36 @@ impl Object {
 
     /// How many pods a controller of `kind` asks for (None for a PodDisruptionBudget).
     pub(crate) fn replicas(&self, kind: &str) -> Option<i32> {
-        match kind {
-            "DaemonSet" => self.status.desired_number_scheduled,
-            "Job" => self.spec.parallelism,
-            "PodDisruptionBudget" => None,
-            _ => self.spec.replicas.or(Some(1)),
-        }
+        replicas(kind, self.spec.replicas, self.spec.parallelism, self.status.desired_number_scheduled)
+    }
+}
+
+/// How many pods a controller of `kind` asks for, from spec.replicas, spec.parallelism and
+/// status.desiredNumberScheduled (None for a PodDisruptionBudget).
+pub(crate) fn replicas(
+    kind: &str,
+    replicas: Option<i32>,
+    parallelism: Option<i32>,
+    scheduled: Option<i32>,
+) -> Option<i32> {
+    match kind {
+        "DaemonSet" => scheduled,
+        "Job" => parallelism,
+        "PodDisruptionBudget" => None,
+        _ => replicas.or(Some(1)),
     }
 }
 
 #[derive(Deserialize)]
-struct Template {
+pub(crate) struct Template {
     #[serde(default)]
     metadata: Option<TemplateMeta>,
+}
+
+impl Template {
+    pub(crate) fn labels(&self) -> Option<&Value> {
+        self.metadata.as_ref().and_then(|m| m.labels.as_ref())
+    }
 }
 
 #[derive(Deserialize)]
@@ -195,31 +212,41 @@ fn controller_ref(meta: &Meta) -> Option<(String, String, String)> {
 }
 
 pub(crate) fn controller(kind: &str, obj: Object) -> Result<Controller, String> {
-    let meta = obj.metadata;
-    let id = format!("{kind} {}/{}", meta.namespace, meta.name);
+    let owner_uid = controller_ref(&obj.metadata).map(|(_, _, uid)| uid);
+    let Meta { namespace, name, uid, .. } = obj.metadata;
+    let template_labels = obj.spec.template.as_ref().and_then(Template::labels);
+    controller_from(kind, Named { namespace, name, uid, owner_uid }, obj.spec.selector.as_ref(), template_labels)
+}
+
+/// Who a controller is: its namespace, name and uid, and its own controller's uid.
+pub(crate) struct Named {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub owner_uid: Option<String>,
+}
+
+/// A controller of `kind` from its selector and its pod template's labels, however they were read.
+pub(crate) fn controller_from(
+    kind: &str,
+    named: Named,
+    selector: Option<&Value>,
+    template_labels: Option<&Value>,
+) -> Result<Controller, String> {
+    let Named { namespace, name, uid, owner_uid } = named;
     let selector = match kind {
         // A plain map; the API defaults an empty one to the template's labels.
-        "ReplicationController" => match &obj.spec.selector {
+        "ReplicationController" => match selector {
             Some(selector @ Value::Object(_)) => Selector::from_map(&string_map(Some(selector))),
             _ => Selector::nothing(),
         },
-        _ => label_selector(obj.spec.selector.as_ref()).map_err(|e| format!("{id}: {e}"))?,
+        _ => label_selector(selector).map_err(|e| format!("{kind} {namespace}/{name}: {e}"))?,
     };
     let template_labels = match kind {
         "PodDisruptionBudget" => None,
-        _ => Some(string_map(
-            obj.spec.template.as_ref().and_then(|t| t.metadata.as_ref()).and_then(|m| m.labels.as_ref()),
-        )),
+        _ => Some(string_map(template_labels)),
     };
-    Ok(Controller {
-        kind: kind.to_string(),
-        owner_uid: controller_ref(&meta).map(|(_, _, uid)| uid),
-        namespace: meta.namespace,
-        name: meta.name,
-        uid: meta.uid,
-        selector,
-        template_labels,
-    })
+    Ok(Controller { kind: kind.to_string(), owner_uid, namespace, name, uid, selector, template_labels })
 }
 
 fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
