@@ -338,11 +338,37 @@ pub fn workload_snapshot(objects: Vec<TraceObject>) -> TraceSnapshot {
     TraceSnapshot { objects, parent, prefix, events: Vec::new() }
 }
 
+/// The pods the API lists with no spec.nodeName: by uid, or by name when read in one
+/// namespace as a table (whose rows carry a pod's printed cells, its name first, and no uid).
+#[derive(Debug, Default)]
+pub struct Unscheduled {
+    /// Some(namespace) when `keys` are names of pods in it; None when they are uids.
+    namespace: Option<String>,
+    keys: hashbrown::HashSet<String>,
+}
+
+impl Unscheduled {
+    pub fn uids(uids: hashbrown::HashSet<String>) -> Unscheduled {
+        Unscheduled { namespace: None, keys: uids }
+    }
+
+    pub fn names(namespace: String, names: hashbrown::HashSet<String>) -> Unscheduled {
+        Unscheduled { namespace: Some(namespace), keys: names }
+    }
+
+    pub fn contains(&self, pod: &TraceObject) -> bool {
+        match &self.namespace {
+            None => self.keys.contains(&pod.uid),
+            Some(ns) => pod.namespace.as_ref() == Some(ns) && self.keys.contains(&pod.name),
+        }
+    }
+}
+
 /// The stalls `check` can stand behind without each pod's spec and status: controller
 /// stalls, and unscheduled pods only where the list of unscheduled pods names them.
-pub fn keep_stall(snap: &TraceSnapshot, stall: &Stall, unscheduled: &hashbrown::HashSet<String>) -> bool {
+pub fn keep_stall(snap: &TraceSnapshot, stall: &Stall, unscheduled: &Unscheduled) -> bool {
     match stall.kind {
-        StallKind::Unscheduled => unscheduled.contains(&snap.objects[stall.object].uid),
+        StallKind::Unscheduled => unscheduled.contains(&snap.objects[stall.object]),
         StallKind::NotStarted => false,
         _ => true,
     }
@@ -428,6 +454,24 @@ pub fn tally(summaries: &mut BTreeMap<Mechanism, Summary>, findings: &[Finding])
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unscheduled_by_uid_or_by_name_in_one_namespace() {
+        let pod = |ns: &str, name: &str, uid: &str| TraceObject {
+            namespace: Some(ns.into()),
+            name: name.into(),
+            uid: uid.into(),
+            ..Default::default()
+        };
+        let set = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<hashbrown::HashSet<_>>();
+        let by_uid = Unscheduled::uids(set(&["u1"]));
+        assert!(by_uid.contains(&pod("a", "web", "u1")) && !by_uid.contains(&pod("a", "u1", "u2")));
+        let by_name = Unscheduled::names("a".into(), set(&["web"]));
+        assert!(by_name.contains(&pod("a", "web", "u9")));
+        assert!(!by_name.contains(&pod("b", "web", "u9")), "a name in another namespace");
+        assert!(!by_name.contains(&pod("a", "u9", "web")), "names, not uids");
+        assert!(!Unscheduled::default().contains(&pod("a", "web", "u1")));
+    }
     use crate::analyze::owner_graph::tests::{coverage, obj};
 
     fn finding(severity: Severity, mechanism: Mechanism, object: &str) -> Finding {

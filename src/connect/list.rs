@@ -19,7 +19,7 @@ pub const METADATA_PAGE_SIZE: usize = 2000;
 /// The page size for `accept`, or KUBECTL_COORD_PAGE_SIZE when set (tests use a tiny one).
 pub fn page_size(accept: Accept) -> usize {
     forced_page_size().unwrap_or(match accept {
-        Accept::MetadataList => METADATA_PAGE_SIZE,
+        Accept::MetadataList | Accept::Table => METADATA_PAGE_SIZE,
         _ => PAGE_SIZE,
     })
 }
@@ -47,8 +47,8 @@ pub struct Listed<T> {
 struct Page<T> {
     #[serde(default)]
     metadata: PageMeta,
-    /// Metadata-only lists send `"items": null` when empty.
-    #[serde(default = "Option::default")]
+    /// Metadata-only lists send `"items": null` when empty. A Table's are its rows.
+    #[serde(default = "Option::default", alias = "rows")]
     items: Option<Vec<T>>,
 }
 
@@ -202,7 +202,7 @@ fn metadata_before_items(body: &[u8]) -> Option<PageMeta> {
                     "metadata" => metadata = Some(map.next_value::<PageMeta>()?),
                     // Stopping here leaves the rest unread, which the parser reports as
                     // an error: the metadata has been kept by then.
-                    "items" if metadata.is_some() => {
+                    "items" | "rows" if metadata.is_some() => {
                         *self.0.borrow_mut() = metadata;
                         return Err(A::Error::custom("items not read"));
                     }
@@ -325,6 +325,18 @@ mod tests {
         let truncated = r#"{"metadata":{"resourceVersion":"8"},"items":[{"a":"#;
         assert_eq!(quick_head(truncated), Some((None, "8".into())));
         assert_eq!(full_head(truncated), None);
+    }
+
+    #[test]
+    fn a_tables_rows_are_its_items_and_its_head_is_read_before_them() {
+        // As the API server writes a Table: the column definitions between metadata and rows.
+        let table = r#"{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"3","continue":"c"},"columnDefinitions":[{"name":"Name"}],"rows":[{"cells":["web-1","0/1"],"object":null}]}"#;
+        let page: Page<serde_json::Value> = serde_json::from_str(table).unwrap();
+        assert_eq!(page.items.unwrap(), vec![serde_json::json!({"cells": ["web-1", "0/1"], "object": null})]);
+        assert_eq!(quick_head(table), Some((Some("c".into()), "3".into())));
+        // Rows that are not JSON are left for the page's own decode, as items are.
+        let truncated = r#"{"metadata":{"resourceVersion":"4"},"columnDefinitions":[],"rows":[{"cells":"#;
+        assert_eq!(quick_head(truncated), Some((None, "4".into())));
     }
 
     #[test]

@@ -26,6 +26,9 @@ pub enum Accept {
     Metadata,
     /// Aggregated discovery (`APIGroupDiscoveryList`, apidiscovery.k8s.io/v2).
     AggregatedDiscovery,
+    /// A `Table` (server-side printing): with `includeObject=None`, each object's printed
+    /// cells only, its name first. No plain JSON to fall back on: a Secret's would hold its data.
+    Table,
 }
 
 impl Accept {
@@ -41,6 +44,7 @@ impl Accept {
             Accept::AggregatedDiscovery => {
                 "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
             }
+            Accept::Table => "application/json;as=Table;g=meta.k8s.io;v=v1",
         }
     }
 }
