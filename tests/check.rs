@@ -48,6 +48,12 @@ fn broken_namespace(c: &Cluster) -> String {
     std::fs::write(&path, web).unwrap();
     c.kubectl(&["apply", "--server-side", "--field-manager=gitops", "-f", path.to_str().unwrap()]).ok();
     c.kubectl(&["-n", &ns, "scale", "deployment", "web", "--replicas=2"]).ok();
+    // Two budgets over web's two pods: no drain can evict either.
+    for pdb in ["pdb-a", "pdb-b"] {
+        c.apply(&format!(
+            "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: {pdb}, namespace: {ns}}}\nspec: {{minAvailable: 1, selector: {{matchLabels: {{app: web}}}}}}\n"
+        ));
+    }
     wait_for("four unscheduled pods", 90, || {
         let pods = c.kubectl(&["-n", &ns, "get", "pods", "-o", "json"]).ok().json();
         pods["items"].as_array().unwrap().len() == 4
@@ -99,6 +105,16 @@ fn one_run_finds_each_mechanisms_problem_as_each_command_does() {
     );
     assert!(has("overlaps", "selectors-overlap", "deployment.apps/shop-a"), "{found:#?}");
     assert!(has("fields", "update-inside-apply", "deployment.apps/web"), "{found:#?}");
+    // web's two pods under both budgets: one finding on the first budget, not one per pod.
+    let budgets: Vec<&Value> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["reason"] == "several-disruption-budgets").collect();
+    assert_eq!(budgets.len(), 1, "{budgets:#?}");
+    assert_eq!(budgets[0]["object"], "poddisruptionbudget.policy/pdb-a");
+    let message = budgets[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("2 pod(s) (web-") && message.contains("2 PodDisruptionBudgets (pdb-a, pdb-b)"),
+        "{message}"
+    );
     // The three pods of web's ReplicaSet with no node: one finding on the ReplicaSet,
     // joined with the real scheduler's lease, which is fresh.
     assert!(has("trace", "unscheduled", &format!("replicaset.apps/{rs_of_web}")), "{found:#?}");
@@ -125,8 +141,11 @@ fn one_run_finds_each_mechanisms_problem_as_each_command_does() {
     let owners = c.coord("viewer", &["owners", "--all", "-n", &ns, "-o", "json"]).ok().json();
     assert_eq!(count(&report, "owners"), owners["findings"].as_array().unwrap().len());
     let overlaps = c.coord("viewer", &["overlaps", "-n", &ns, "-o", "json"]).ok().json();
-    let pairs = overlaps["findings"].as_array().unwrap().len() + overlaps["pdbConflicts"].as_array().unwrap().len();
-    assert_eq!(count(&report, "overlaps"), pairs);
+    // Pods under the same budgets are one finding in check, one conflict each in overlaps.
+    let budget_sets: std::collections::BTreeSet<String> =
+        overlaps["pdbConflicts"].as_array().unwrap().iter().map(|c| c["budgets"].to_string()).collect();
+    assert!(!budget_sets.is_empty(), "{overlaps:#}");
+    assert_eq!(count(&report, "overlaps"), overlaps["findings"].as_array().unwrap().len() + budget_sets.len());
     let census = c.coord("viewer", &["fields", "-n", &ns, "-o", "json"]).ok().json();
     assert_eq!(count(&report, "fields"), census["contested"].as_array().unwrap().len(), "{census:#}");
     let trace = c.coord("viewer", &["trace", "deploy/web", "-n", &ns, "--stall-after", "2s", "-o", "json"]).ok().json();

@@ -264,21 +264,37 @@ pub fn overlaps(a: &Analysis) -> Vec<Finding> {
             }
         })
         .collect();
-    out.extend(a.pdb_conflicts.iter().map(|c| Finding {
+    // The pods the same budgets match are one finding, on the first of those budgets: the
+    // budgets are what to change, and one finding per pod made a namespace of pods under two
+    // budgets a table of thousands of rows saying one thing.
+    let mut by_budgets: BTreeMap<(&str, &[String]), Vec<&str>> = BTreeMap::new();
+    for c in &a.pdb_conflicts {
+        by_budgets.entry((&c.namespace, &c.budgets)).or_default().push(&c.pod);
+    }
+    out.extend(by_budgets.into_iter().map(|((namespace, budgets), pods)| Finding {
         severity: Severity::Error,
         mechanism: Mechanism::Overlaps,
         reason: "several-disruption-budgets".into(),
-        namespace: Some(c.namespace.clone()),
-        object_kind: "Pod".into(),
-        object: format!("pod/{}", c.pod),
+        namespace: Some(namespace.to_string()),
+        object_kind: "PodDisruptionBudget".into(),
+        object: type_name("PodDisruptionBudget", "policy", budgets.first().map_or("", String::as_str)),
         message: format!(
-            "matched by {} PodDisruptionBudgets ({}): the eviction API refuses to evict it",
-            c.budgets.len(),
-            c.budgets.join(", ")
+            "{} pod(s) ({}) matched by {} PodDisruptionBudgets ({}): the eviction API refuses to evict them",
+            pods.len(),
+            some_names(pods.iter().copied(), pods.len()),
+            budgets.len(),
+            budgets.join(", ")
         ),
-        detail: command("overlaps", "", Some(&c.namespace)),
+        detail: command("overlaps", "", Some(namespace)),
     }));
     out
+}
+
+/// The first three of `count` names, and how many more: "a, b, c and 7 more".
+fn some_names<'a>(names: impl Iterator<Item = &'a str>, count: usize) -> String {
+    let first: Vec<&str> = names.take(3).collect();
+    let more = if count > 3 { format!(" and {} more", count - 3) } else { String::new() };
+    format!("{}{more}", first.join(", "))
 }
 
 // ---- fields
@@ -390,9 +406,8 @@ pub fn stalls(snap: &TraceSnapshot, found: &[(&Stall, Option<&LeaseVerdict>)]) -
     }
     for (owner, pods) in pods_by_owner {
         let &&(first, verdict) = pods.iter().max_by_key(|(s, _)| s.stalled_seconds).unwrap();
-        let names: Vec<&str> = pods.iter().take(3).map(|(s, _)| snap.objects[s.object].name.as_str()).collect();
-        let more = if pods.len() > 3 { format!(" and {} more", pods.len() - 3) } else { String::new() };
-        let what = format!("{} pod(s) with no node ({}{more})", pods.len(), names.join(", "));
+        let names = some_names(pods.iter().map(|(s, _)| snap.objects[s.object].name.as_str()), pods.len());
+        let what = format!("{} pod(s) with no node ({names})", pods.len());
         let mut stall = first.clone();
         stall.what = what;
         let text = sentence(&stall, verdict);
@@ -454,6 +469,51 @@ pub fn tally(summaries: &mut BTreeMap<Mechanism, Summary>, findings: &[Finding])
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pods_under_the_same_budgets_are_one_finding_on_the_first_budget() {
+        let conflict = |ns: &str, pod: &str, budgets: &[&str]| overlap::PdbConflict {
+            namespace: ns.into(),
+            pod: pod.into(),
+            budgets: budgets.iter().map(|b| b.to_string()).collect(),
+        };
+        let a = overlap::Analysis {
+            pdb_conflicts: vec![
+                conflict("n", "web-1", &["a", "b"]),
+                conflict("n", "web-2", &["a", "b"]),
+                conflict("n", "db-1", &["a", "c"]),
+                conflict("m", "web-1", &["a", "b"]),
+                conflict("n", "web-3", &["a", "b"]),
+                conflict("n", "web-4", &["a", "b"]),
+            ],
+            ..Default::default()
+        };
+        let found = overlaps(&a);
+        let rows: Vec<(&str, &str, &str)> =
+            found.iter().map(|f| (f.namespace.as_deref().unwrap(), f.object.as_str(), f.message.as_str())).collect();
+        assert_eq!(
+            rows,
+            [
+                (
+                    "m",
+                    "poddisruptionbudget.policy/a",
+                    "1 pod(s) (web-1) matched by 2 PodDisruptionBudgets (a, b): the eviction API refuses to evict them"
+                ),
+                (
+                    "n",
+                    "poddisruptionbudget.policy/a",
+                    "4 pod(s) (web-1, web-2, web-3 and 1 more) matched by 2 PodDisruptionBudgets (a, b): the eviction API refuses to evict them"
+                ),
+                (
+                    "n",
+                    "poddisruptionbudget.policy/a",
+                    "1 pod(s) (db-1) matched by 2 PodDisruptionBudgets (a, c): the eviction API refuses to evict them"
+                ),
+            ]
+        );
+        assert!(found.iter().all(|f| f.severity == Severity::Error && f.reason == "several-disruption-budgets"));
+        assert_eq!(found[1].detail, "kubectl coord overlaps -n n");
+    }
 
     #[test]
     fn unscheduled_by_uid_or_by_name_in_one_namespace() {
