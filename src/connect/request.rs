@@ -153,6 +153,11 @@ impl RequestError {
     pub fn not_found(&self) -> bool {
         self.is(StatusCode::NOT_FOUND)
     }
+    /// 406 Not Acceptable: the server cannot answer in the representation asked for (a Table
+    /// from a server or proxy that does not print the type).
+    pub fn not_acceptable(&self) -> bool {
+        self.is(StatusCode::NOT_ACCEPTABLE)
+    }
     /// 410 Gone: a list's continue token (or a watch's resourceVersion) expired.
     pub fn expired(&self) -> bool {
         self.is(StatusCode::GONE)

@@ -26,7 +26,7 @@ use crate::commands::overlaps::fetch::KINDS as OVERLAP_KINDS;
 use crate::commands::owners::fetch::{
     self as owners_fetch, Intake, Lists, Progress, Scope, Skipped, list_types, served,
 };
-use crate::connect::{Accept, Session};
+use crate::connect::{Accept, RequestError, Session};
 
 #[derive(Default)]
 pub struct Snapshot {
@@ -489,44 +489,49 @@ async fn system_leases(session: &Session, scope: &Scope, wanted: bool) -> Option
 /// items, which carry every managedFields entry, and compress ten times better. Across
 /// namespaces, where a table's rows would not say whose a name is, their uids from a metadata
 /// list. Either is cheap when most pods are running, and when most are not (a cluster with no
-/// nodes) the table answers a list of every pod in a tenth of the bytes.
+/// nodes) the table answers a list of every pod in a tenth of the bytes. A server that
+/// cannot print pods as a table (406) is asked for the metadata list instead.
 async fn unscheduled_pods(session: &Session, scope: &Scope, wanted: bool) -> Result<Unscheduled, Skipped> {
-    #[derive(Deserialize)]
-    struct Item {
-        metadata: UidOnly,
-    }
     if !wanted {
         return Ok(Unscheduled::default());
     }
-    const NO_NODE: &str = "fieldSelector=spec.nodeName%3D";
-    let collection = |ns: Option<&str>| match ns {
-        Some(ns) => format!("/api/v1/namespaces/{ns}/pods"),
-        None => "/api/v1/pods".to_string(),
-    };
     let (ns, read) = match scope {
         Scope::Namespace(ns) => {
             let query = format!("{NO_NODE}&includeObject=None");
-            let read = session.list_scoped::<Row>(Some(ns), collection, &query, Accept::Table).await;
-            (
-                Some(ns.as_str()),
-                read.map(|(listed, _)| {
+            let read = match session.list_scoped::<Row>(Some(ns), pods_in, &query, Accept::Table).await {
+                Err(e) if e.not_acceptable() => unscheduled_uids(session, Some(ns)).await,
+                read => read.map(|(listed, _)| {
                     Unscheduled::names(ns.clone(), listed.items.into_iter().map(|r| r.name).collect())
                 }),
-            )
+            };
+            (Some(ns.as_str()), read)
         }
-        Scope::AllNamespaces => {
-            let read = session.list_scoped::<Item>(None, collection, NO_NODE, Accept::MetadataList).await;
-            (
-                None,
-                read.map(|(listed, _)| Unscheduled::uids(listed.items.into_iter().map(|i| i.metadata.uid).collect())),
-            )
-        }
+        Scope::AllNamespaces => (None, unscheduled_uids(session, None).await),
     };
     read.map_err(|e| Skipped {
         resource: "pods (with no node)".into(),
         namespace: ns.map(str::to_string),
         reason: if e.forbidden() { "forbidden".into() } else { e.to_string() },
     })
+}
+
+const NO_NODE: &str = "fieldSelector=spec.nodeName%3D";
+
+fn pods_in(ns: Option<&str>) -> String {
+    match ns {
+        Some(ns) => format!("/api/v1/namespaces/{ns}/pods"),
+        None => "/api/v1/pods".to_string(),
+    }
+}
+
+/// The uids of the pods with no node, from a metadata list.
+async fn unscheduled_uids(session: &Session, ns: Option<&str>) -> Result<Unscheduled, RequestError> {
+    #[derive(Deserialize)]
+    struct Item {
+        metadata: UidOnly,
+    }
+    let (listed, _) = session.list_scoped::<Item>(ns, pods_in, NO_NODE, Accept::MetadataList).await?;
+    Ok(Unscheduled::uids(listed.items.into_iter().map(|i| i.metadata.uid).collect()))
 }
 
 /// A row of a Table: the name, its first cell; the other cells are skipped.
