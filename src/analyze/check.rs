@@ -469,6 +469,7 @@ pub fn tally(summaries: &mut BTreeMap<Mechanism, Summary>, findings: &[Finding])
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyze::owner_graph::tests::{coverage, obj};
 
     #[test]
     fn pods_under_the_same_budgets_are_one_finding_on_the_first_budget() {
@@ -532,7 +533,6 @@ mod tests {
         assert!(!by_name.contains(&pod("a", "u9", "web")), "names, not uids");
         assert!(!Unscheduled::default().contains(&pod("a", "web", "u1")));
     }
-    use crate::analyze::owner_graph::tests::{coverage, obj};
 
     fn finding(severity: Severity, mechanism: Mechanism, object: &str) -> Finding {
         Finding {

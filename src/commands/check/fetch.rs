@@ -366,8 +366,10 @@ pub(super) fn graph_read(text: &str, r: &ApiResource, census: bool) -> (Option<O
     }
 }
 
-/// Each whole object is kept as its JSON text and decoded by each analysis straight into the
-/// little it reads: building a `Value` tree of every object first cost more than all of them.
+/// Each whole object is kept as its JSON text and decoded straight into the little the
+/// analyses read (building a `Value` tree of every object first cost more than all of them): a
+/// controller once for all of them ([`whole::read`]), any other object by the graph's read and
+/// its own kind's.
 fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<RawValue>>) {
     let overlap = overlap_kind(r);
     let census = plan.fields && census_kind(r);
