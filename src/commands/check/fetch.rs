@@ -378,16 +378,16 @@ fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<R
     if census {
         *part.census_checked.get_or_insert(0) += items.len();
     }
+    let wants = overlap.map(|kind| whole::Wants {
+        census,
+        replicas: plan.leases,
+        controller: plan.overlaps,
+        workload: plan.trace && kind != "PodDisruptionBudget",
+    });
     let (mut objects, mut workloads) = (Vec::with_capacity(items.len()), Vec::new());
     for raw in items {
         let text = raw.get();
-        if let Some(kind) = overlap {
-            let wants = whole::Wants {
-                census,
-                replicas: plan.leases,
-                controller: plan.overlaps,
-                workload: plan.trace && kind != "PodDisruptionBudget",
-            };
+        if let (Some(kind), Some(wants)) = (overlap, wants) {
             let read = whole::read(text, r, kind, wants).unwrap_or_else(|| whole::apart(text, r, kind, wants));
             part.digests.extend(read.digest);
             objects.extend(read.object);

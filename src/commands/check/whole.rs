@@ -59,6 +59,7 @@ pub(super) fn read(text: &str, r: &ApiResource, kind: &str, wants: Wants) -> Opt
     let (spec_present, has_status) = (whole.spec.0, whole.status.0);
     let (spec, status) = (whole.spec.1.unwrap_or_default(), whole.status.1.unwrap_or_default());
     let m = whole.metadata;
+    let api_version = r.group_version();
     let workload = if wants.workload {
         // trace's read takes only top-level keys of each fieldsV1: read apart from the
         // census's, from the same text.
@@ -67,7 +68,7 @@ pub(super) fn read(text: &str, r: &ApiResource, kind: &str, wants: Wants) -> Opt
             None => Vec::new(),
         };
         let object = trace::Object {
-            api_version: r.group_version(),
+            api_version: api_version.clone(),
             kind: r.kind.clone(),
             metadata: trace::Meta {
                 uid: m.uid.clone(),
@@ -125,7 +126,7 @@ pub(super) fn read(text: &str, r: &ApiResource, kind: &str, wants: Wants) -> Opt
     });
     let object = Object {
         uid: m.uid,
-        api_version: r.group_version(),
+        api_version,
         kind: r.kind.clone(),
         namespace: Some(m.namespace).filter(|n| !n.is_empty()),
         name: m.name,
