@@ -75,7 +75,8 @@ fn generate(controllers: usize, pods: usize) -> (Vec<Controller>, Vec<PodMeta>) 
                 ("tier".to_string(), tier.to_string()),
                 ("pod-template-hash".to_string(), format!("h{i}")),
             ]
-            .into(),
+            .into_iter()
+            .collect(),
             controller: Some(("ReplicaSet".into(), format!("svc-{i}-h{i}"), format!("rs-{i}"))),
         });
     }

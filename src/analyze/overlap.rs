@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use super::selector::{Labels, Selector, Separation, overlap};
+use super::selector::{LabelPairs, Labels, Selector, Separation, overlap};
 
 #[derive(Debug, Clone)]
 pub struct Controller {
@@ -28,7 +28,7 @@ pub struct Controller {
 pub struct PodMeta {
     pub namespace: String,
     pub name: String,
-    pub labels: Labels,
+    pub labels: LabelPairs,
     /// (kind, name, uid) of the pod's controller reference.
     pub controller: Option<(String, String, String)>,
 }
@@ -346,8 +346,8 @@ impl<'a> PodIndex<'a> {
         let mut idx = PodIndex { by_ns: HashMap::new(), by_pair: HashMap::new(), pods };
         for (i, p) in pods.iter().enumerate() {
             idx.by_ns.entry(p.namespace.as_str()).or_default().push(i);
-            for (k, v) in &p.labels {
-                idx.by_pair.entry((p.namespace.as_str(), k.as_str(), v.as_str())).or_default().push(i);
+            for (k, v) in p.labels.iter() {
+                idx.by_pair.entry((p.namespace.as_str(), k, v)).or_default().push(i);
             }
         }
         idx
@@ -513,7 +513,12 @@ mod tests {
             let pods: Vec<PodMeta> = labels
                 .into_iter()
                 .enumerate()
-                .map(|(i, (ns, labels))| PodMeta { namespace: ns.into(), name: format!("p{i}"), labels, controller: None })
+                .map(|(i, (ns, labels))| PodMeta {
+                    namespace: ns.into(),
+                    name: format!("p{i}"),
+                    labels: labels.into_iter().collect(),
+                    controller: None,
+                })
                 .collect();
             let brute: Vec<usize> =
                 (0..pods.len()).filter(|&i| pods[i].namespace == ns && c.selector.matches(&pods[i].labels)).collect();

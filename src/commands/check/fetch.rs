@@ -18,7 +18,7 @@ use crate::analyze::lease_report::CandidateSnapshot;
 use crate::analyze::overlap::{Controller, PodMeta};
 use crate::analyze::owner_graph::{Coverage, KindMap, KindRef, Object};
 use crate::analyze::resource_ref::ApiResource;
-use crate::analyze::selector::Labels;
+use crate::analyze::selector::LabelPairs;
 use crate::analyze::sequence::TraceObject;
 use crate::commands::fields::census::{Census, DEFAULT_KINDS, Digest, Tally};
 use crate::commands::leases::fetch::{Candidate, LeaseItem, leases_in, snapshot as lease_snapshot};
@@ -247,7 +247,7 @@ struct Meta {
     #[serde(default)]
     uid: String,
     #[serde(default)]
-    labels: Labels,
+    labels: LabelPairs,
     #[serde(default)]
     owner_references: Vec<crate::analyze::owner_graph::OwnerRef>,
     #[serde(default)]

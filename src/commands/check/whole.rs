@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use crate::analyze::overlap::Controller;
 use crate::analyze::owner_graph::{self, Object};
 use crate::analyze::resource_ref::ApiResource;
-use crate::analyze::selector::Labels;
+use crate::analyze::selector::LabelPairs;
 use crate::analyze::sequence::TraceObject;
 use crate::analyze::sequence_text::{
     self as trace, ConditionJson, ManagedEntry, Present, TraceAnnotations, list_item_from_text,
@@ -190,7 +190,7 @@ struct Meta<'a> {
     /// Not used for a controller, but overlaps' read rejects labels that are not strings.
     #[serde(default)]
     #[allow(dead_code)]
-    labels: Labels,
+    labels: LabelPairs,
     #[serde(default)]
     owner_references: Vec<OwnerRef>,
     #[serde(default)]

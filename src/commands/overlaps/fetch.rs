@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::analyze::overlap::{Controller, PodMeta};
-use crate::analyze::selector::{Labels, Selector};
+use crate::analyze::selector::{LabelPairs, Selector};
 use crate::connect::list::encode;
 use crate::connect::{Accept, Session, Skipped};
 
@@ -129,7 +129,7 @@ struct Meta {
     #[serde(default)]
     uid: String,
     #[serde(default)]
-    labels: Labels,
+    labels: LabelPairs,
     #[serde(default)]
     owner_references: Vec<OwnerRef>,
 }
