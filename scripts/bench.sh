@@ -11,7 +11,9 @@
 #          decoded: the pages of one list in order (each needs the token the page
 #          before returns), different lists and single GETs 8 at a time;
 #   peer   what users run today, where it can be had here.
-# Reports medians of wall time and peak RSS, and writes docs/benchmarks.md.
+# Reports medians of wall time and peak RSS, and writes docs/benchmarks.md. On loopback,
+# where the server and the client share the cores, check's floor is also timed beside a busy
+# loop of ours' CPU time and of a few fixed CPU times (beside, budget below).
 # --link wan measures through toxiproxy (built by tests/cluster/build.sh) adding 20 ms
 # each way and 100 Mbit/s each way between every client and the API server, as over a
 # VPN or a bastion; ours also runs with HTTP/2 off (KUBECTL_COORD_HTTP1=1) to show what
@@ -154,7 +156,18 @@ median() { awk "{print \$$2}" "$1" | sort -n | awk '{a[NR]=$1} END {printf "%.3f
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 mb() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
 
+# beside FILE CPU TRACE: one run of the floor with a busy loop beside it that burns CPU seconds
+# of CPU time, user and system: a client that costs that much CPU but overlaps perfectly with
+# the server's work. On loopback the server and the client share the machine's cores, so this
+# is the least time any client with that CPU cost could take.
+busy='while (1) { for (1 .. 20000) {} my @c = times; last if $c[0] + $c[1] >= $ARGV[0] }'
+beside() {
+  time_runs "$1" 1 bash -c 'perl -e "$1" "$2" & busy=$!; "$3" -kubeconfig "$4" -trace "$5" || exit 1; wait "$busy"' \
+    _ "$busy" "$2" "$bin/coord-bench-floor" "$KUBECONFIG" "$3"
+}
+
 rows=()
+bounds=()
 # bench LABEL SCOPE PEER_LABEL PEER_CMD|- -- COORD_ARGS...
 bench() {
   local label=$1 scope=$2 peer_label=$3 peer=$4; shift 5
@@ -171,7 +184,11 @@ bench() {
   # which goes first swaps each run, so that whatever one run leaves the next falls on both
   # sides too. With ours always first, check -A over the WAN link measured 1.32x where a
   # rotating order measured 1.13-1.19x on the same binary (2026-12-04).
-  : > "$work/ours"; : > "$work/floor"
+  # check's rows on loopback also time the floor beside ours' CPU time (see beside), each run
+  # with the CPU time of the run of ours just before it.
+  local bound=false
+  [[ $link == loopback && $1 == check ]] && bound=true
+  : > "$work/ours"; : > "$work/floor"; : > "$work/beside"
   for ((i = 0; i < runs; i++)); do
     if ((i % 2 == 0)); then
       time_runs "$work/ours" 1 "$coord" "$@"
@@ -180,6 +197,7 @@ bench() {
       time_runs "$work/floor" 1 "$bin/coord-bench-floor" -kubeconfig "$KUBECONFIG" -trace "$trace"
       time_runs "$work/ours" 1 "$coord" "$@"
     fi
+    if $bound; then beside "$work/beside" "$(tail -n1 "$work/ours" | awk '{print $3}')" "$trace"; fi
   done
   local ours floor rss requests
   ours=$(median "$work/ours" 1); floor=$(median "$work/floor" 1); rss=$(median "$work/ours" 2)
@@ -203,6 +221,34 @@ bench() {
   else
     rows+=("| \`kubectl coord $*\` | $scope | $requests | $ours | $floor | $(ratio "$ours" "$floor") | $(mb "$rss") | $peer_label | $peer_s | $peer_ratio | $peer_rss |")
   fi
+  if $bound; then
+    local cpu near
+    cpu=$(median "$work/ours" 3); near=$(median "$work/beside" 1)
+    bounds+=("| \`kubectl coord $*\` | $ours | $cpu | $floor | $near | $(ratio "$near" "$floor") | $(ratio "$ours" "$near") |")
+  fi
+}
+
+# budget ARGS...: the floor of `kubectl coord ARGS` alone and beside busy loops of a few CPU
+# costs: how little CPU a client may spend for its wall time to stay within 1.2x of the floor.
+budget() {
+  log "CPU budget: $*"
+  $envelope || restart_apiserver
+  local trace="$work/trace" cpu
+  rm -f "$trace"
+  KUBECTL_COORD_TRACE="$trace" "$coord" "$@" >/dev/null 2>&1
+  : > "$work/alone"
+  for cpu in 0.05 0.10 0.15 0.20 0.30; do : > "$work/beside-$cpu"; done
+  for ((i = 0; i < runs; i++)); do
+    time_runs "$work/alone" 1 "$bin/coord-bench-floor" -kubeconfig "$KUBECONFIG" -trace "$trace"
+    for cpu in 0.05 0.10 0.15 0.20 0.30; do beside "$work/beside-$cpu" "$cpu" "$trace"; done
+  done
+  local alone line
+  alone=$(median "$work/alone" 1)
+  line="| \`kubectl coord $*\` | $alone"
+  for cpu in 0.05 0.10 0.15 0.20 0.30; do
+    line+=" | $(median "$work/beside-$cpu" 1) ($(ratio "$(median "$work/beside-$cpu" 1)" "$alone")x)"
+  done
+  budget_row="$line |"
 }
 
 k="$bin/kubectl"
@@ -233,6 +279,8 @@ bench "trace deployment" "bench-l: $count_l objects" "kubectl events --for" "$k 
   -- trace deploy/app-00001 -n bench-l
 bench "fields object" "one Deployment" "kubectl get -o yaml --show-managed-fields" \
   "$k get deploy app-00000 -n bench-l -o yaml --show-managed-fields" -- fields deploy/app-00000 -n bench-l
+budget_row=
+[[ $link == loopback ]] && budget check -n bench-l
 
 log "--help"
 help_ms=$(python3 - "$coord" <<'EOF'
@@ -326,6 +374,26 @@ awk '/^## The scalability envelope/ { p = 1 } p' "$out" > "$work/envelope-kept.m
   echo
   echo "The same over a WAN-like link (20 ms and 100 Mbit/s each way): [benchmarks-wan.md](benchmarks-wan.md)."
   echo "Earlier runs, and what changed between them: [benchmarks-history.md](benchmarks-history.md)."
+  echo
+  echo "## What the floor leaves for the client's CPU"
+  echo
+  echo "Here the API server and the client share the machine's $(nproc) cores, so every CPU second a"
+  echo "client spends is taken from the server. **beside**: the floor with a busy loop beside it"
+  echo "that burns as much CPU time (user and system) as ours took in the run just before it: a"
+  echo "client that costs what ours costs, spread over the whole run, with no request ever waiting"
+  echo "on its work. It shows how much of ours' distance from the floor is its CPU time alone."
+  echo "Medians of $runs runs, the three alternating."
+  echo
+  echo "| command | ours (s) | our CPU (s) | floor (s) | floor beside our CPU (s) | beside / floor | ours / beside |"
+  echo "|---|---|---|---|---|---|---|"
+  printf '%s\n' "${bounds[@]}"
+  echo
+  echo "The same floor beside busy loops of a given CPU time: the CPU a client may spend and stay"
+  echo "within 1.2x of the floor on this machine."
+  echo
+  echo "| command | floor (s) | beside 0.05 s | beside 0.10 s | beside 0.15 s | beside 0.20 s | beside 0.30 s |"
+  echo "|---|---|---|---|---|---|---|"
+  echo "$budget_row"
   if [[ -s $work/envelope-kept.md ]]; then echo; cat "$work/envelope-kept.md"; fi
 } > "$out"
 log "wrote $out"

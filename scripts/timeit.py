@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Runs a command N times; prints one "seconds peak_rss_kb" line per run.
+"""Runs a command N times; prints one "seconds peak_rss_kb cpu_seconds" line per run.
 
 Wall time from a monotonic clock (microseconds, where GNU time's %e stops at 10 ms,
-too coarse for commands that take 50 ms); peak RSS from the child's own rusage.
+too coarse for commands that take 50 ms); peak RSS and CPU time (user and system) from
+the child's own rusage.
 Stdout is discarded; a failing run prints its stderr and exits 1.
 
     timeit.py RUNS COMMAND [ARGS...]
@@ -25,7 +26,7 @@ def main() -> int:
             sys.stderr.buffer.write(stderr)
             print(f"failed: {' '.join(cmd)}", file=sys.stderr)
             return 1
-        print(f"{elapsed:.4f} {usage.ru_maxrss}")
+        print(f"{elapsed:.4f} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime:.4f}")
     return 0
 
 
