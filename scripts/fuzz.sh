@@ -20,6 +20,8 @@ targets=(
   "analyze::owner_graph::tests::the_tree_prints_exactly_the_ancestors_and_descendants_once   owner tree vs reachability"
   "analyze::cascade::tests::delete_set_matches_the_naive_fixpoint   cascade prediction vs naive GC fixpoint"
   "connect::protobuf::tests::any_body_decodes_or_fails_cleanly   protobuf metadata list decoder (cut, corrupted, random bodies)"
+  "connect::gzip::tests::arbitrary_bytes_never_panic            gzip inflate (libdeflate, flate2) on random bodies"
+  "connect::gzip::tests::damaged_bodies_answer_as_flate2_does    gzip inflate on cut and corrupted bodies vs flate2 alone"
   "analyze::sequence_text::tests::reads_as_the_value_walk_does   trace objects read typed vs through a Value tree"
   "analyze::fields::tests::sibling_search_agrees_with_a_scan   applied-sibling search vs a scan"
 )

@@ -4,7 +4,8 @@
 //! buffer, into chunks that were then copied into one body: for check -n bench-l (45 MB
 //! inflated from 3 MB) that was 9% of the CPU time, and the copy touched every byte twice.
 //! Here the output is sized from the gzip trailer, which records the inflated length, and
-//! written once.
+//! written once, by libdeflate when the body is one gzip member (as the API server sends),
+//! by flate2 otherwise.
 
 use std::io::Read;
 
@@ -17,9 +18,52 @@ pub fn inflate(compressed: &[u8]) -> std::io::Result<Vec<u8>> {
     if compressed.is_empty() {
         return Ok(Vec::new());
     }
-    let mut out = Vec::with_capacity(inflated_len(compressed).min(compressed.len().saturating_mul(MAX_RATIO)));
+    let len = inflated_len(compressed).min(compressed.len().saturating_mul(MAX_RATIO));
+    if let Some(out) = one_member(compressed, len) {
+        return Ok(out);
+    }
+    let mut out = Vec::with_capacity(len);
     flate2::bufread::MultiGzDecoder::new(compressed).read_to_end(&mut out)?;
     Ok(out)
+}
+
+/// `compressed` inflated by libdeflate if it is one gzip member of `len` bytes inflated
+/// (checksum and length checked), else None. libdeflate inflates a whole buffer at once,
+/// about twice as fast as flate2's streaming inflate (a page of 2,000 pods, 1.6 MB inflated:
+/// 0.33 ms against 0.70). It stops after one member, so the bytes it read are compared with
+/// the body's: a body of several members, or one whose trailer misstates its length, is left
+/// to flate2, which also words the errors.
+fn one_member(compressed: &[u8], len: usize) -> Option<Vec<u8>> {
+    use libdeflate_sys::*;
+    let mut out: Vec<u8> = Vec::with_capacity(len);
+    let (mut read, mut written) = (0usize, 0usize);
+    // SAFETY: the decompressor is checked for null and freed once, after its one use. libdeflate
+    // reads at most `compressed.len()` bytes from it and writes at most `len` bytes into `out`'s
+    // spare capacity, which is at least `len`, through the raw pointer; it keeps neither.
+    let result = unsafe {
+        let d = libdeflate_alloc_decompressor();
+        if d.is_null() {
+            return None;
+        }
+        let result = libdeflate_gzip_decompress_ex(
+            d,
+            compressed.as_ptr().cast(),
+            compressed.len(),
+            out.as_mut_ptr().cast(),
+            len,
+            &mut read,
+            &mut written,
+        );
+        libdeflate_free_decompressor(d);
+        result
+    };
+    if result != libdeflate_result_LIBDEFLATE_SUCCESS || read != compressed.len() || written != len {
+        return None;
+    }
+    // SAFETY: on success libdeflate has written `written` bytes from the start of the buffer,
+    // and `written` (== len) is within its capacity.
+    unsafe { out.set_len(written) };
+    Some(out)
 }
 
 /// ISIZE, the last four bytes of a gzip member: the inflated length modulo 2^32.
@@ -65,10 +109,46 @@ mod tests {
         assert!(inflate(b"").unwrap().is_empty(), "no body at all");
     }
 
+    #[test]
+    fn several_members_are_all_inflated() {
+        let (a, b) = (b"{\"kind\":".repeat(300), b"\"List\"}".repeat(300));
+        let mut body = gzip(&a);
+        body.extend(gzip(&b));
+        assert_eq!(inflate(&body).unwrap(), [a.clone(), b].concat());
+        // Two equal members: the last trailer's length and checksum are the first member's too.
+        let mut twice = gzip(&a);
+        twice.extend(gzip(&a));
+        assert_eq!(inflate(&twice).unwrap(), [a.clone(), a.clone()].concat());
+        let mut trailing = gzip(&a);
+        trailing.extend(b"junk");
+        assert!(inflate(&trailing).is_err(), "bytes after the member that are not gzip");
+    }
+
     proptest! {
         #[test]
         fn round_trips(data in proptest::collection::vec(any::<u8>(), 0..5000)) {
             prop_assert_eq!(inflate(&gzip(&data)).unwrap(), data);
+        }
+
+        /// Bodies cut short or with a byte changed: whatever libdeflate makes of them, the
+        /// answer is flate2's own.
+        #[test]
+        fn damaged_bodies_answer_as_flate2_does(
+            data in proptest::collection::vec(any::<u8>(), 0..3000),
+            cut in any::<prop::sample::Index>(),
+            flip in any::<prop::sample::Index>(),
+            xor in 1u8..,
+        ) {
+            let body = gzip(&data);
+            let mut flipped = body.clone();
+            let at = flip.index(body.len());
+            flipped[at] ^= xor;
+            // (No body at all is no gzip at all: see a_lying_trailer_or_a_broken_body_is_an_error.)
+            for damaged in [&body[..cut.index(body.len()).max(1)], &flipped[..]] {
+                let mut by_flate2 = Vec::new();
+                let expected = flate2::bufread::MultiGzDecoder::new(damaged).read_to_end(&mut by_flate2).map(|_| by_flate2);
+                prop_assert_eq!(inflate(damaged).ok(), expected.ok());
+            }
         }
 
         #[test]
