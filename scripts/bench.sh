@@ -157,9 +157,9 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 mb() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
 
 # beside FILE CPU TRACE: one run of the floor with a busy loop beside it that burns CPU seconds
-# of CPU time, user and system: a client that costs that much CPU but overlaps perfectly with
-# the server's work. On loopback the server and the client share the machine's cores, so this
-# is the least time any client with that CPU cost could take.
+# of CPU time, user and system: a model of a client that costs that much CPU, spread over the
+# whole run, with no request ever waiting on its work. On loopback the server and the client
+# share the machine's cores, so it shows what that CPU cost alone does to the floor.
 busy='while (1) { for (1 .. 20000) {} my @c = times; last if $c[0] + $c[1] >= $ARGV[0] }'
 beside() {
   time_runs "$1" 1 bash -c 'perl -e "$1" "$2" & busy=$!; "$3" -kubeconfig "$4" -trace "$5" || exit 1; wait "$busy"' \
