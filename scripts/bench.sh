@@ -228,8 +228,10 @@ bench() {
   fi
 }
 
-# budget ARGS...: the floor of `kubectl coord ARGS` alone and beside busy loops of a few CPU
-# costs: how little CPU a client may spend for its wall time to stay within 1.2x of the floor.
+# budget ARGS...: the floor of `kubectl coord ARGS` alone and beside busy loops of each CPU
+# time in budget_cpus: how little CPU a client may spend for its wall time to stay within 1.2x
+# of the floor.
+budget_cpus=(0.05 0.10 0.15 0.20 0.30)
 budget() {
   log "CPU budget: $*"
   $envelope || restart_apiserver
@@ -237,16 +239,17 @@ budget() {
   rm -f "$trace"
   KUBECTL_COORD_TRACE="$trace" "$coord" "$@" >/dev/null 2>&1
   : > "$work/alone"
-  for cpu in 0.05 0.10 0.15 0.20 0.30; do : > "$work/beside-$cpu"; done
+  for cpu in "${budget_cpus[@]}"; do : > "$work/beside-$cpu"; done
   for ((i = 0; i < runs; i++)); do
     time_runs "$work/alone" 1 "$bin/coord-bench-floor" -kubeconfig "$KUBECONFIG" -trace "$trace"
-    for cpu in 0.05 0.10 0.15 0.20 0.30; do beside "$work/beside-$cpu" "$cpu" "$trace"; done
+    for cpu in "${budget_cpus[@]}"; do beside "$work/beside-$cpu" "$cpu" "$trace"; done
   done
-  local alone line
+  local alone line near
   alone=$(median "$work/alone" 1)
   line="| \`kubectl coord $*\` | $alone"
-  for cpu in 0.05 0.10 0.15 0.20 0.30; do
-    line+=" | $(median "$work/beside-$cpu" 1) ($(ratio "$(median "$work/beside-$cpu" 1)" "$alone")x)"
+  for cpu in "${budget_cpus[@]}"; do
+    near=$(median "$work/beside-$cpu" 1)
+    line+=" | $near ($(ratio "$near" "$alone")x)"
   done
   budget_row="$line |"
 }
@@ -391,8 +394,8 @@ awk '/^## The scalability envelope/ { p = 1 } p' "$out" > "$work/envelope-kept.m
   echo "The same floor beside busy loops of a given CPU time: the CPU a client may spend and stay"
   echo "within 1.2x of the floor on this machine."
   echo
-  echo "| command | floor (s) | beside 0.05 s | beside 0.10 s | beside 0.15 s | beside 0.20 s | beside 0.30 s |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| command | floor (s) |$(printf ' beside %s s |' "${budget_cpus[@]}")"
+  echo "|---|---|$(printf -- '---|%.0s' "${budget_cpus[@]}")"
   echo "$budget_row"
   if [[ -s $work/envelope-kept.md ]]; then echo; cat "$work/envelope-kept.md"; fi
 } > "$out"
