@@ -4,8 +4,9 @@
 # module proxy, once, into a cache outside the source tree keyed by version
 # and by the hash of the pinning go.mod/go.sum files. Prints the bin dir.
 #
-#   tests/cluster/build.sh            # build what is missing, print bin dir
-#   KUBECTL_COORD_CACHE=/x build.sh   # choose the cache root
+#   tests/cluster/build.sh             # build what is missing, print bin dir
+#   tests/cluster/build.sh --operators # also the third-party operators (up.sh --operators)
+#   KUBECTL_COORD_CACHE=/x build.sh    # choose the cache root
 set -euo pipefail
 
 # mod_version DIR MODULE: the version DIR/go.mod requires (inside or outside a block).
@@ -38,13 +39,16 @@ build_set() {
   local start=$SECONDS pkg
   for pkg in "$@"; do
     log "  go build $pkg"
-    (cd "$moddir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -tags selinux,notest \
+    (cd "$moddir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly ${GOTOOLCHAIN_FOR_BUILD:+GOTOOLCHAIN=$GOTOOLCHAIN_FOR_BUILD} go build -trimpath -tags selinux,notest \
         -ldflags "$ldflags" -o "$out/bin/" "$pkg")
   done
   log "built $name in $((SECONDS - start))s"
   touch "$out/.complete"
   echo "$out/bin"
 }
+
+with_operators=false
+[[ ${1:-} == --operators ]] && with_operators=true
 
 command -v go >/dev/null || { echo "build.sh: go is not installed (needed to build the control plane)" >&2; exit 1; }
 
@@ -103,4 +107,31 @@ ln -sf "$toxiproxy_bin/server" "$bin/toxiproxy-server"
 ln -sf "$kwok_bin/kwok" "$bin/kwok"
 ln -sf "$ctrlrt_bin/ctrlrt" "$bin/coord-test-ctrlrt"
 ln -sf "$kwok_bin/stages.yaml" "$bin/kwok-stages.yaml"
+
+# Third-party operators for the real-cluster tests (tests/wild_operators.rs), each from a
+# wrapper module that pins its release (and copies its go.mod's replace block): the real
+# metrics-server behind its APIService, the KEDA operator and argo-rollouts' controller.
+# Their CRDs and RBAC come from the same modules (up.sh --operators reads them from the
+# module cache, found with `go list -m`).
+if $with_operators; then
+  ops=$here/operators
+  MS_VERSION=$(mod_version "$ops/metrics-server" sigs.k8s.io/metrics-server)
+  KEDA_VERSION=$(mod_version "$ops/keda" github.com/kedacore/keda/v2)
+  ROLLOUTS_VERSION=$(mod_version "$ops/rollouts" github.com/argoproj/argo-rollouts)
+  ms_bin=$(build_set metrics-server "$MS_VERSION" "$(pin_hash "$ops/metrics-server")" "$ops/metrics-server" "-s -w" \
+    sigs.k8s.io/metrics-server/cmd/metrics-server)
+  keda_bin=$(build_set keda "$KEDA_VERSION" "$(pin_hash "$ops/keda")" "$ops/keda" "-s -w" \
+    github.com/kedacore/keda/v2/cmd/operator)
+  # argo-rollouts v1.10 asks for go 1.26.10: the approved toolchain, for this build alone.
+  rollouts_bin=$(GOTOOLCHAIN_FOR_BUILD=go1.27.3 build_set rollouts "$ROLLOUTS_VERSION" "$(pin_hash "$ops/rollouts")" \
+    "$ops/rollouts" "-s -w" github.com/argoproj/argo-rollouts/cmd/rollouts-controller)
+  ln -sf "$ms_bin/metrics-server" "$bin/metrics-server"
+  ln -sf "$keda_bin/operator" "$bin/keda-operator"
+  ln -sf "$rollouts_bin/rollouts-controller" "$bin/rollouts-controller"
+  # Where each module's manifests (CRDs, RBAC) are, for up.sh: its copy in the module cache.
+  module_dir() { (cd "$ops/$1" && GOFLAGS=-mod=readonly go list -m -f '{{.Dir}}' "$2"); }
+  ln -sfn "$(module_dir metrics-server sigs.k8s.io/metrics-server)" "$bin/src-metrics-server"
+  ln -sfn "$(module_dir keda github.com/kedacore/keda/v2)" "$bin/src-keda"
+  ln -sfn "$(GOTOOLCHAIN=go1.27.3 module_dir rollouts github.com/argoproj/argo-rollouts)" "$bin/src-rollouts"
+fi
 echo "$bin"
