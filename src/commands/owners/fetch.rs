@@ -27,7 +27,8 @@ const SKIPPED_GROUPS: &[&str] = &["events.k8s.io", "metrics.k8s.io"];
 /// Deprecated, computed on every list, never owned.
 const SKIPPED_RESOURCES: &[&str] = &["componentstatuses"];
 
-/// Kinds with no status to show (and Conn never reads them in full anyway).
+/// Kinds with no status to show (and Conn never reads them in full anyway): read by
+/// [`full_objects`] only when asked for their metadata (trace's writers).
 const METADATA_ONLY_KINDS: &[(&str, &str)] = &[("", "Secret"), ("", "ConfigMap")];
 
 /// Where namespaced types are listed; cluster-scoped types are always listed cluster-wide.
@@ -266,7 +267,7 @@ pub async fn statuses(
     nodes: &BTreeSet<usize>,
     resources: &[ApiResource],
 ) -> HashMap<usize, (String, Health)> {
-    let found = full_objects(session, graph, nodes, resources).await;
+    let found = full_objects(session, graph, nodes, resources, false).await;
     found.into_iter().filter_map(|(n, v)| status(&graph.objects[n].kind, &v).map(|s| (n, s))).collect()
 }
 
@@ -278,6 +279,7 @@ pub async fn full_objects(
     graph: &Graph,
     nodes: &BTreeSet<usize>,
     resources: &[ApiResource],
+    metadata_only_kinds: bool,
 ) -> HashMap<usize, Value> {
     let planned = plan(resources);
     let by_kind: HashMap<(&str, &str), &ApiResource> =
@@ -285,7 +287,7 @@ pub async fn full_objects(
     let mut groups: BTreeMap<(&str, &str, Option<&str>), Vec<usize>> = BTreeMap::new();
     for &n in nodes {
         let o = &graph.objects[n];
-        if METADATA_ONLY_KINDS.contains(&(o.group(), o.kind.as_str())) {
+        if !metadata_only_kinds && METADATA_ONLY_KINDS.contains(&(o.group(), o.kind.as_str())) {
             continue;
         }
         groups.entry((o.group(), o.kind.as_str(), o.namespace.as_deref())).or_default().push(n);

@@ -71,7 +71,9 @@ pub async fn subtree(
         nodes.iter().map(|&n| (graph.objects[n].uid.clone(), graph.objects[n].namespace.clone())).collect();
     let control_plane = [LeaseKey::control_plane("kube-controller-manager"), LeaseKey::control_plane("kube-scheduler")];
     let (mut full, events, leases) = futures::join!(
-        owners_fetch::full_objects(session, &graph, &nodes, resources),
+        // Secrets and ConfigMaps too, as metadata (all Conn reads of them): their
+        // managedFields name who wrote them.
+        owners_fetch::full_objects(session, &graph, &nodes, resources, true),
         events(session, events_ns, &wanted),
         leases(session, control_plane.into())
     );
