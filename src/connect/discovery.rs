@@ -34,6 +34,68 @@ struct DiscoveredVersion {
     version: String,
     #[serde(default)]
     resources: Vec<DiscoveredResource>,
+    /// "Stale" when the API server could not refresh it: an aggregated API (an APIService)
+    /// that does not answer. Its resources are the last ones it knew, if any.
+    #[serde(default)]
+    freshness: String,
+}
+
+/// What discovery found: the resources served, and the APIs that did not answer.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    pub resources: Vec<ApiResource>,
+    pub unavailable: Vec<Unavailable>,
+}
+
+/// A group/version that could not be read (its APIService is unavailable), with the
+/// resources it last served, so that a command asked for one of them can say why it fails.
+#[derive(Debug)]
+pub struct Unavailable {
+    pub group_version: String,
+    pub resources: Vec<ApiResource>,
+}
+
+impl std::ops::Deref for Discovered {
+    type Target = Vec<ApiResource>;
+    fn deref(&self) -> &Vec<ApiResource> {
+        &self.resources
+    }
+}
+
+impl Discovered {
+    /// The one-line warnings for stderr, one per API that did not answer (as kubectl warns).
+    pub fn warnings(&self) -> Vec<String> {
+        self.unavailable
+            .iter()
+            .map(|u| format!("{} is unavailable (its API server does not answer); its types were not read", u.group_version))
+            .collect()
+    }
+
+    /// The APIs that did not answer, as what a command could not read.
+    pub fn skipped(&self) -> Vec<super::Skipped> {
+        self.unavailable
+            .iter()
+            .map(|u| super::Skipped::new(u.group_version.clone(), None, "unavailable (its API server does not answer)"))
+            .collect()
+    }
+
+    /// Resolves a user's TYPE (kubectl's rules); one that an unavailable API serves fails
+    /// naming that API (a cluster error, exit 1), one unknown is bad input (exit 2).
+    pub fn resolve(&self, type_name: &str) -> anyhow::Result<&ApiResource> {
+        let err = match crate::analyze::resource_ref::resolve(type_name, &self.resources) {
+            Ok(r) => return Ok(r),
+            Err(e) => e,
+        };
+        let group = type_name.split_once('.').map(|(_, g)| g);
+        for u in &self.unavailable {
+            let served = crate::analyze::resource_ref::resolve(type_name, &u.resources).is_ok();
+            let named = group.is_some_and(|g| u.group_version.split('/').next() == Some(g));
+            if served || named {
+                anyhow::bail!("cannot read {type_name}: {} is unavailable (its API server does not answer)", u.group_version);
+            }
+        }
+        Err(crate::error::usage(err))
+    }
 }
 
 #[derive(Deserialize)]
@@ -58,8 +120,9 @@ struct Kind {
     kind: String,
 }
 
-/// Every resource the server serves, preferred versions first within a group.
-pub async fn discover(conn: &Conn) -> Result<Vec<ApiResource>, RequestError> {
+/// Every resource the server serves, preferred versions first within a group, and the APIs
+/// that did not answer.
+pub async fn discover(conn: &Conn) -> Result<Discovered, RequestError> {
     match aggregated(conn).await {
         Ok(Some(found)) => Ok(found),
         Ok(None) => legacy(conn).await,
@@ -68,8 +131,8 @@ pub async fn discover(conn: &Conn) -> Result<Vec<ApiResource>, RequestError> {
 }
 
 /// `None` when the server does not answer with aggregated discovery (before 1.26).
-async fn aggregated(conn: &Conn) -> Result<Option<Vec<ApiResource>>, RequestError> {
-    let mut out = Vec::new();
+async fn aggregated(conn: &Conn) -> Result<Option<Discovered>, RequestError> {
+    let mut found = Discovered::default();
     // Both documents at once: discovery sits in front of every list that follows.
     let (core, groups) =
         futures::join!(conn.get("/api", Accept::AggregatedDiscovery), conn.get("/apis", Accept::AggregatedDiscovery));
@@ -87,6 +150,18 @@ async fn aggregated(conn: &Conn) -> Result<Option<Vec<ApiResource>>, RequestErro
         }
         for group in list.items {
             for (i, version) in group.versions.iter().enumerate() {
+                let stale = version.freshness == "Stale";
+                let out = if stale {
+                    let group_version = if group.metadata.name.is_empty() {
+                        version.version.clone()
+                    } else {
+                        format!("{}/{}", group.metadata.name, version.version)
+                    };
+                    found.unavailable.push(Unavailable { group_version, resources: Vec::new() });
+                    &mut found.unavailable.last_mut().expect("just pushed").resources
+                } else {
+                    &mut found.resources
+                };
                 for r in &version.resources {
                     out.push(ApiResource {
                         group: group.metadata.name.clone(),
@@ -104,10 +179,10 @@ async fn aggregated(conn: &Conn) -> Result<Option<Vec<ApiResource>>, RequestErro
             }
         }
     }
-    Ok(Some(out))
+    Ok(Some(found))
 }
 
-async fn legacy(conn: &Conn) -> Result<Vec<ApiResource>, RequestError> {
+async fn legacy(conn: &Conn) -> Result<Discovered, RequestError> {
     #[derive(Deserialize)]
     struct Groups {
         #[serde(default)]
@@ -167,10 +242,15 @@ async fn legacy(conn: &Conn) -> Result<Vec<ApiResource>, RequestError> {
         .buffered(8)
         .collect()
         .await;
-    let mut out = Vec::new();
+    let mut found = Discovered::default();
+    let out = &mut found.resources;
     for (group, version, preferred, list) in lists {
-        // A group whose aggregated API server is down is skipped, as kubectl does.
-        let Ok(list) = list else { continue };
+        // A group whose aggregated API server is down is skipped, as kubectl does, and named.
+        let Ok(list) = list else {
+            let group_version = if group.is_empty() { version } else { format!("{group}/{version}") };
+            found.unavailable.push(Unavailable { group_version, resources: Vec::new() });
+            continue;
+        };
         for r in list.resources.into_iter().filter(|r| !r.name.contains('/')) {
             out.push(ApiResource {
                 group: group.clone(),
@@ -185,5 +265,5 @@ async fn legacy(conn: &Conn) -> Result<Vec<ApiResource>, RequestError> {
             });
         }
     }
-    Ok(out)
+    Ok(found)
 }

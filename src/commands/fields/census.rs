@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 
 use crate::analyze::fields::{Contest, Entry, ManagedEntry, contests, lone_entry_contests};
 use crate::analyze::fieldsv1::{DecodeError, Decoded, count};
-use crate::analyze::resource_ref::{ApiResource, resolve};
+use crate::analyze::resource_ref::ApiResource;
 use crate::connect::{Accept, Session, Skipped, discovery};
 use crate::error::usage;
 use crate::output::table::{Grid, Table};
@@ -223,7 +223,10 @@ pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census
     if !extra_kinds.is_empty() {
         let resources = discovery::discover(&session.conn).await?;
         for kind in extra_kinds {
-            let r = resolve(kind, &resources).map_err(|e| usage(format!("--kinds: {e}")))?;
+            let r = resources.resolve(kind).map_err(|e| match crate::error::exit_code_for(&e) {
+                crate::error::EXIT_USAGE => usage(format!("--kinds: {e}")),
+                _ => e,
+            })?;
             if !targets.iter().any(|t| t.group == r.group && t.plural == r.plural) {
                 targets.push(r.clone());
             }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::analyze::blame::blame;
 use crate::analyze::fields::{self, Contest, ContestKind, Entry, contests, ownership, path_within};
 use crate::analyze::fieldsv1::{DecodeError, Decoded, decode};
-use crate::analyze::resource_ref::{parse_args, resolve};
+use crate::analyze::resource_ref::parse_args;
 use crate::cli::OutputFormat;
 use crate::cli::{ConnectionArgs, FleetArgs};
 use crate::commands::fleet::{self, Rendered};
@@ -125,14 +125,17 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     }
     let session = Session::open(conn).await?;
     let resources = discovery::discover(&session.conn).await?;
+    for w in resources.warnings() {
+        printer.warn(&w);
+    }
     if args.watch {
-        let resource = resolve(&targets[0].type_name, &resources).map_err(usage)?;
+        let resource = resources.resolve(&targets[0].type_name)?;
         return watch::run(&session, printer, resource, &targets[0].name, args, watch_timeout).await;
     }
     let mut objects = Vec::new();
     let mut server_time = None;
     for t in &targets {
-        let resource = resolve(&t.type_name, &resources).map_err(usage)?;
+        let resource = resources.resolve(&t.type_name)?;
         let ns = resource.namespaced.then_some(session.namespace.as_str());
         let path = format!("{}/{}", resource.collection(ns), t.name);
         let (object, reply) = match session.get_json::<Value>(&path).await {

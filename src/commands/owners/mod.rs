@@ -11,7 +11,7 @@ use clap::Args;
 
 use crate::analyze::cascade::{Policy, Prediction, predict};
 use crate::analyze::owner_graph::{Finding, Graph, TreeRow, Walk, findings, tree};
-use crate::analyze::resource_ref::{ApiResource, parse_args, resolve};
+use crate::analyze::resource_ref::{ApiResource, parse_args};
 use crate::cli::{ConnectionArgs, FleetArgs};
 use crate::commands::fleet::{self, Rendered};
 use crate::connect::duration::duration_arg;
@@ -94,7 +94,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     let resources = discovery::discover(&session.conn).await?;
     let mut targets: Vec<(&ApiResource, String)> = Vec::new();
     for w in &wanted {
-        targets.push((resolve(&w.type_name, &resources).map_err(usage)?, w.name.clone()));
+        targets.push((resources.resolve(&w.type_name)?, w.name.clone()));
     }
     // Dependents of a cluster-scoped object may live in any namespace.
     let scope = if targets.iter().any(|(r, _)| !r.namespaced) || session.all_namespaces {
@@ -105,7 +105,8 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     if scope != fetch::Scope::AllNamespaces {
         session.check_namespace().await?;
     }
-    let snap = fetch::snapshot(&session, &resources, &scope).await?;
+    let mut snap = fetch::snapshot(&session, &resources, &scope).await?;
+    snap.skipped.extend(resources.skipped());
     let server_time = snap.server_time;
     let graph = Graph::build(snap.objects, &snap.coverage);
     let stuck_secs = stuck_after.as_secs() as i64;
@@ -160,7 +161,8 @@ async fn scan(session: &Session, printer: &Printer, stuck_after: std::time::Dura
         session.check_namespace().await?;
         fetch::Scope::Namespace(session.namespace.clone())
     };
-    let snap = fetch::snapshot(session, &resources, &scope).await?;
+    let mut snap = fetch::snapshot(session, &resources, &scope).await?;
+    snap.skipped.extend(resources.skipped());
     let graph = Graph::build(snap.objects, &snap.coverage);
     let everything: Vec<usize> = (0..graph.objects.len()).collect();
     let found = findings(&graph, &everything, snap.server_time, stuck_after.as_secs() as i64);

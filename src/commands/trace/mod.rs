@@ -13,7 +13,7 @@ use anyhow::Result;
 use clap::Args;
 use jiff::Timestamp;
 
-use crate::analyze::resource_ref::{ApiResource, parse_args, resolve};
+use crate::analyze::resource_ref::{ApiResource, parse_args};
 use crate::analyze::sequence::timeline;
 use crate::analyze::stall::{LeaseVerdict, Stall, confirmed, judge, stalls};
 use crate::cli::ConnectionArgs;
@@ -86,12 +86,13 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &TraceArgs) -> 
     }
     let session = Session::open(conn).await?;
     let resources = discovery::discover(&session.conn).await?;
-    let resource = resolve(&wanted.type_name, &resources).map_err(usage)?.clone();
+    let resource = resources.resolve(&wanted.type_name)?.clone();
     if args.watch || !args.command.is_empty() {
         let live = live::Live { resource: &resource, name: &wanted.name, timeout, command: &args.command };
         return live::run(&session, printer, &resources, args, live).await;
     }
-    let report = trace_once(&session, printer, &resources, &resource, &wanted.name, args.stall_after).await?;
+    let mut report = trace_once(&session, printer, &resources, &resource, &wanted.name, args.stall_after).await?;
+    report.skipped.extend(resources.skipped());
     report.print(printer)?;
     Ok(if args.exit_code && !report.stalls.is_empty() { Outcome::Findings } else { Outcome::Clean })
 }
