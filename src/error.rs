@@ -11,6 +11,9 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_CLUSTER: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_FINDINGS: i32 = 3;
+/// `check --exit-code` found nothing, but could not read everything in scope (and the
+/// ignore file does not accept what it missed): not a clean pass.
+pub const EXIT_INCOMPLETE: i32 = 4;
 
 /// Bad flags, arguments, kubeconfig or context: the user can fix it without the cluster.
 #[derive(Debug)]
@@ -36,6 +39,8 @@ pub enum Outcome {
     Findings,
     /// A fleet run printed what it could, but no context could be read.
     Unreadable,
+    /// Nothing --exit-code counts was found, but the run could not read everything.
+    Incomplete,
 }
 
 impl Outcome {
@@ -44,6 +49,7 @@ impl Outcome {
             Outcome::Clean => EXIT_OK,
             Outcome::Findings => EXIT_FINDINGS,
             Outcome::Unreadable => EXIT_CLUSTER,
+            Outcome::Incomplete => EXIT_INCOMPLETE,
         }
     }
 }

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use super::codes;
 use super::fields::{Contest, ContestKind};
 use super::lease::{LeaseClass, LeaseState};
 use super::lease_report::{self, FindingKind as LeaseFinding, HolderPod, LeaseRow, Workload};
@@ -29,7 +30,18 @@ pub enum Severity {
 }
 
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum, schemars::JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Mechanism {
@@ -60,6 +72,8 @@ impl Mechanism {
 pub struct Finding {
     pub severity: Severity,
     pub mechanism: Mechanism,
+    /// The stable code of this kind of finding (CO101...), what ignore rules name.
+    pub code: &'static str,
     /// The analysis' own name for it: expired, dangling-reference, update-inside-apply...
     pub reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -128,6 +142,7 @@ pub fn leases(rows: &[LeaseRow], found: &[lease_report::Finding]) -> Vec<Finding
             Finding {
                 severity: lease_severity(&f.kind, class),
                 mechanism: Mechanism::Leases,
+                code: codes::lease(&f.kind),
                 reason: serde_name(&f.kind),
                 namespace: Some(f.namespace.clone()),
                 object_kind: "Lease".into(),
@@ -147,6 +162,7 @@ pub fn leaderless(rows: &[LeaseRow]) -> Vec<Finding> {
         .map(|r| Finding {
             severity: Severity::Error,
             mechanism: Mechanism::Leases,
+            code: codes::LEADERLESS,
             reason: "leaderless".into(),
             namespace: Some(r.namespace.clone()),
             object_kind: "Lease".into(),
@@ -212,6 +228,7 @@ pub fn owners(graph: &Graph, found: &[owner_graph::Finding]) -> Vec<Finding> {
             Finding {
                 severity: owner_severity(f.kind),
                 mechanism: Mechanism::Owners,
+                code: codes::owner(f.kind),
                 reason: serde_name(&f.kind),
                 namespace: o.namespace.clone(),
                 object_kind: o.kind.clone(),
@@ -252,6 +269,7 @@ pub fn overlaps(a: &Analysis) -> Vec<Finding> {
                     overlap::Severity::Warning => Severity::Warning,
                 },
                 mechanism: Mechanism::Overlaps,
+                code: codes::SELECTORS_OVERLAP,
                 reason: "selectors-overlap".into(),
                 namespace: Some(f.namespace.clone()),
                 object_kind: f.a.kind.clone(),
@@ -274,6 +292,7 @@ pub fn overlaps(a: &Analysis) -> Vec<Finding> {
     out.extend(by_budgets.into_iter().map(|((namespace, budgets), pods)| Finding {
         severity: Severity::Error,
         mechanism: Mechanism::Overlaps,
+        code: codes::SEVERAL_DISRUPTION_BUDGETS,
         reason: "several-disruption-budgets".into(),
         namespace: Some(namespace.to_string()),
         object_kind: "PodDisruptionBudget".into(),
@@ -331,6 +350,7 @@ pub fn fields<'a>(
         out.push(Finding {
             severity,
             mechanism: Mechanism::Fields,
+            code: codes::contest(first.kind),
             reason: serde_name(&first.kind),
             namespace: ns.clone(),
             object_kind: kind.into(),
@@ -421,6 +441,7 @@ fn stall_finding(o: &TraceObject, stall: &Stall, verdict: Option<&LeaseVerdict>,
     Finding {
         severity: if confirmed(stall, verdict) { Severity::Error } else { Severity::Warning },
         mechanism: Mechanism::Trace,
+        code: codes::stall(stall.kind),
         reason: serde_name(&stall.kind),
         namespace: o.namespace.clone(),
         object_kind: o.kind.clone(),
@@ -538,6 +559,7 @@ mod tests {
         Finding {
             severity,
             mechanism,
+            code: "CO000",
             reason: "r".into(),
             namespace: Some("ns".into()),
             object_kind: "Pod".into(),

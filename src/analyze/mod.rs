@@ -3,6 +3,7 @@
 pub mod blame;
 pub mod cascade;
 pub mod check;
+pub mod codes;
 pub mod field_watch;
 pub mod fields;
 pub mod fieldsv1;
@@ -17,4 +18,5 @@ pub mod resource_ref;
 pub mod selector;
 pub mod sequence;
 pub mod sequence_text;
+pub mod silence;
 pub mod stall;

@@ -25,6 +25,9 @@ pub struct Rendered {
     pub warnings: Vec<String>,
     /// Whether anything --exit-code counts was found.
     pub findings: bool,
+    /// Whether something in scope could not be read (and was not accepted as unreadable):
+    /// with --exit-code and no findings, exit 4 rather than a clean 0.
+    pub incomplete: bool,
     /// For -o junit (check): this context's testsuites.
     pub junit: Option<Suites>,
 }
@@ -38,7 +41,7 @@ impl Rendered {
             OutputFormat::Table | OutputFormat::Wide => table(),
             _ => Table::new(crate::output::table::Grid::new(Vec::new())),
         };
-        Ok(Rendered { machine, table, warnings: Vec::new(), findings: false, junit: None })
+        Ok(Rendered { machine, table, warnings: Vec::new(), findings: false, incomplete: false, junit: None })
     }
 
     fn print(self, printer: &Printer) -> Result<()> {
@@ -81,13 +84,17 @@ where
     F: Fn(Session) -> Fut,
     Fut: Future<Output = Result<Rendered>>,
 {
-    let findings_outcome = |found: bool| if exit_code && found { Outcome::Findings } else { Outcome::Clean };
+    let findings_outcome = |found: bool, incomplete: bool| match (exit_code, found, incomplete) {
+        (true, true, _) => Outcome::Findings,
+        (true, false, true) => Outcome::Incomplete,
+        _ => Outcome::Clean,
+    };
     if !fleet.active() {
         super::ends_after_one();
         let rendered = one(Session::open(conn).await?).await?;
-        let found = rendered.findings;
+        let (found, incomplete) = (rendered.findings, rendered.incomplete);
         rendered.print(printer)?;
-        return Ok(findings_outcome(found));
+        return Ok(findings_outcome(found, incomplete));
     }
     let names = contexts::select(fleet, conn.kubeconfig.as_deref())?;
     let one = &one;
@@ -104,6 +111,7 @@ where
 
     let read = results.iter().filter(|(_, r)| r.is_ok()).count();
     let found = results.iter().any(|(_, r)| r.as_ref().is_ok_and(|r| r.findings));
+    let incomplete = results.iter().any(|(_, r)| r.as_ref().is_ok_and(|r| r.incomplete));
     let mut tables = Vec::new();
     let mut items = Vec::new();
     let mut failures = Vec::new();
@@ -144,7 +152,7 @@ where
     if read == 0 {
         return Ok(Outcome::Unreadable);
     }
-    Ok(findings_outcome(found))
+    Ok(findings_outcome(found, incomplete))
 }
 
 fn with_context(context: &str, report: Value) -> Value {

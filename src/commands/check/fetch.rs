@@ -19,6 +19,7 @@ use crate::analyze::overlap::{Controller, PodMeta};
 use crate::analyze::owner_graph::{Coverage, KindMap, KindRef, Object};
 use crate::analyze::resource_ref::ApiResource;
 use crate::analyze::selector::LabelPairs;
+use crate::analyze::silence::{self, IgnoreAnnotations, Marks};
 use crate::analyze::sequence::TraceObject;
 use crate::commands::fields::census::{Census, DEFAULT_KINDS, Digest, Tally};
 use crate::commands::leases::fetch::{Candidate, LeaseItem, leases_in, snapshot as lease_snapshot};
@@ -57,7 +58,13 @@ pub struct Snapshot {
     /// trace runs: the built-in controllers' leases, which its stalls are joined with, live
     /// there. None when not read or not readable (the stalls then read what they need).
     pub system_leases: Option<Vec<LeaseSnapshot>>,
+    /// The objects that carry an ignore annotation (or, when an ignore rule has a selector,
+    /// labels), keyed as findings name them.
+    pub marks: HashMap<MarkKey, Marks>,
 }
+
+/// An object as a finding names it: (namespace, kubectl TYPE/NAME).
+pub type MarkKey = (Option<String>, String);
 
 /// What one list adds to the snapshot, digested on the blocking pool page by page as the
 /// pages come in: after the last page of the last list (pods, paged) only that page is left
@@ -75,6 +82,7 @@ struct Digested {
     digests: Vec<Digest>,
     census_checked: Option<usize>,
     replicas: HashMap<String, i32>,
+    marks: Vec<(MarkKey, Marks)>,
 }
 
 /// The three collections with an entry per object (per pod), one Vec per page until every
@@ -116,6 +124,7 @@ impl Snapshot {
         join(&mut self.candidates, part.candidates);
         gathered.workloads.extend(part.workloads);
         self.replicas.extend(part.replicas);
+        self.marks.extend(part.marks);
         if let Some(n) = part.census_checked {
             *self.census_checked.entry(r.kind.clone()).or_default() += n;
         }
@@ -254,6 +263,8 @@ struct Meta {
     finalizers: Vec<String>,
     creation_timestamp: Option<Timestamp>,
     deletion_timestamp: Option<Timestamp>,
+    #[serde(default)]
+    annotations: IgnoreAnnotations,
 }
 
 /// Lists in flight at once: whole objects and metadata lists each have their own share.
@@ -366,6 +377,45 @@ pub(super) fn graph_read(text: &str, r: &ApiResource, census: bool) -> (Option<O
     }
 }
 
+/// The marks silencing reads of a whole object, in a second pass over its text taken only
+/// when the text names the ignore annotation or a rule wants labels.
+fn marks_read(text: &str, r: &ApiResource, labels: bool) -> Option<(MarkKey, Marks)> {
+    #[derive(Deserialize)]
+    struct Item<'a> {
+        #[serde(borrow)]
+        metadata: M<'a>,
+    }
+    #[derive(Deserialize)]
+    struct M<'a> {
+        #[serde(default)]
+        name: String,
+        #[serde(default)]
+        namespace: Option<String>,
+        #[serde(borrow, default)]
+        labels: Option<&'a RawValue>,
+        #[serde(default)]
+        annotations: IgnoreAnnotations,
+    }
+    if !labels && !text.contains(silence::ANNOTATION) {
+        return None;
+    }
+    let m = serde_json::from_str::<Item>(text).ok()?.metadata;
+    let labels = labels.then(|| m.labels.and_then(|raw| serde_json::from_str(raw.get()).ok()).unwrap_or_default());
+    mark(r, m.namespace, &m.name, m.annotations, labels)
+}
+
+fn mark(
+    r: &ApiResource,
+    namespace: Option<String>,
+    name: &str,
+    annotations: IgnoreAnnotations,
+    labels: Option<LabelPairs>,
+) -> Option<(MarkKey, Marks)> {
+    let marks = annotations.marks(labels)?;
+    let namespace = namespace.filter(|n| !n.is_empty());
+    Some(((namespace, crate::analyze::check::type_name(&r.kind, &r.group, name)), marks))
+}
+
 /// Each whole object is kept as its JSON text and decoded straight into the little the
 /// analyses read (building a `Value` tree of every object first cost more than all of them): a
 /// controller once for all of them ([`whole::read`]), any other object by the graph's read and
@@ -387,6 +437,7 @@ fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<R
     let (mut objects, mut workloads) = (Vec::with_capacity(items.len()), Vec::new());
     for raw in items {
         let text = raw.get();
+        part.marks.extend(marks_read(text, r, plan.marks_labels));
         if let (Some(kind), Some(wants)) = (overlap, wants) {
             let read = whole::read(text, r, kind, wants).unwrap_or_else(|| whole::apart(text, r, kind, wants));
             part.digests.extend(read.digest);
@@ -425,6 +476,8 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
         let m = item.metadata;
         let labels = m.labels;
         let namespace = m.namespace.filter(|n| !n.is_empty());
+        let kept_labels = plan.marks_labels.then(|| labels.clone());
+        part.marks.extend(mark(r, namespace.clone(), &m.name, m.annotations, kept_labels));
         let controller = m.owner_references.iter().find(|o| o.is_controller());
         if pods && plan.trace {
             workloads.push(TraceObject {

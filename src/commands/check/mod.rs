@@ -18,10 +18,11 @@ use crate::analyze::lease_report::{self, LeaseRow};
 use crate::analyze::overlap::{self, Options};
 use crate::analyze::owner_graph::{self, Graph};
 use crate::analyze::sequence::{TraceObject, TraceSnapshot};
+use crate::analyze::silence::{Accepted, Rules};
 use crate::analyze::stall::{LeaseKey, LeaseLookup, LeaseVerdict, Stall, judge, lease_for_manager, stalls};
 use crate::cli::{ConnectionArgs, FleetArgs, OutputFormat};
 use crate::commands::fleet::{self, Rendered};
-use crate::commands::owners::fetch::Scope;
+use crate::commands::owners::fetch::{Scope, Skipped};
 use crate::connect::duration::duration_arg;
 use crate::connect::{Session, discovery};
 use crate::error::{Outcome, usage};
@@ -63,9 +64,16 @@ pub struct CheckArgs {
     /// Show (and count for --exit-code) findings at or above this severity
     #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = Severity::Warning)]
     pub min_severity: Severity,
-    /// Exit 3 when any finding at or above --min-severity is reported
+    /// Exit 3 when any finding at or above --min-severity is reported (silenced ones aside),
+    /// else 4 when something in scope could not be read
     #[arg(long)]
     pub exit_code: bool,
+    /// Findings a team has accepted, and types known to be unreadable (YAML; see the README)
+    #[arg(long, value_name = "FILE")]
+    pub ignore_file: Option<std::path::PathBuf>,
+    /// List the silenced findings too, each with what silenced it and why
+    #[arg(long)]
+    pub show_silenced: bool,
     /// Work outstanding for longer than this is a stall (trace)
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration_arg("--stall-after"))]
     pub stall_after: Duration,
@@ -82,6 +90,8 @@ pub struct Plan {
     pub overlaps: bool,
     pub fields: bool,
     pub trace: bool,
+    /// Keep objects' labels for silencing (an ignore rule has a selector).
+    pub marks_labels: bool,
 }
 
 impl Plan {
@@ -93,6 +103,7 @@ impl Plan {
             overlaps: on(Mechanism::Overlaps),
             fields: on(Mechanism::Fields),
             trace: on(Mechanism::Trace),
+            marks_labels: false,
         }
     }
 
@@ -108,14 +119,18 @@ impl Plan {
 }
 
 pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &CheckArgs) -> Result<Outcome> {
-    let plan = Plan::from_args(&args.only, &args.skip);
+    let mut plan = Plan::from_args(&args.only, &args.skip);
     if !Mechanism::ALL.iter().any(|&m| plan.runs(m)) {
         return Err(usage("--skip leaves no mechanism to check"));
     }
+    let rules = read_rules(args.ignore_file.as_deref())?;
+    plan.marks_labels = rules.wants_labels();
+    let rules = &rules;
     let in_fleet = fleet.active();
     fleet::run(conn, fleet, printer, args.exit_code, |session| async move {
-        let mut report = collect(&session, printer, args, plan).await?;
+        let mut report = collect(&session, printer, args, plan, rules).await?;
         let (warnings, found) = (report.warnings(), !report.findings.is_empty());
+        let incomplete = !report.skipped.is_empty();
         let mut rendered = match printer.format {
             OutputFormat::Table | OutputFormat::Wide => {
                 let table = report.take_table(printer);
@@ -126,6 +141,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
         };
         rendered.warnings = warnings;
         rendered.findings = found;
+        rendered.incomplete = incomplete;
         let prefix = if in_fleet { report.context.as_deref() } else { None };
         if printer.format == OutputFormat::Junit {
             rendered.junit = Some(report.junit_suites(prefix));
@@ -136,13 +152,29 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     .await
 }
 
+/// The ignore file's rules (none without one); a file that cannot be read or is not valid
+/// is bad input (exit 2), named in one line.
+pub fn read_rules(path: Option<&std::path::Path>) -> Result<Rules> {
+    let Some(path) = path else { return Ok(Rules::default()) };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| usage(format!("--ignore-file {}: {e}", path.display())))?;
+    Rules::parse(&text).map_err(|e| usage(format!("--ignore-file {}: {e}", path.display())))
+}
+
 /// Reads and analyzes one cluster (the session's context).
-pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, plan: Plan) -> Result<render::Report> {
+pub async fn collect(
+    session: &Session,
+    printer: &Printer,
+    args: &CheckArgs,
+    plan: Plan,
+    rules: &Rules,
+) -> Result<render::Report> {
     let read = async {
         let resources = discovery::discover(&session.conn).await?;
         let scope =
             if session.all_namespaces { Scope::AllNamespaces } else { Scope::Namespace(session.namespace.clone()) };
-        let snap = fetch::snapshot(session, &resources, &scope, &plan).await?;
+        let mut snap = fetch::snapshot(session, &resources, &scope, &plan).await?;
+        snap.skipped.extend(resources.skipped());
         anyhow::Ok((snap, scope))
     };
     let (mut snap, scope) = session.checking_namespace(read).await?;
@@ -207,8 +239,9 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
         found.extend(trace_findings(session, &forest, &stalls, lookups, now).await);
         super::drop_later((forest, stalls));
     }
-    let findings = check::select(found, args.min_severity);
+    let (findings, silenced) = rules.apply(check::select(found, args.min_severity), &snap.marks);
     check::tally(&mut summaries, &findings);
+    let (skipped, accepted) = accept_unreadable(rules, std::mem::take(&mut snap.skipped));
     for m in Mechanism::ALL.into_iter().filter(|&m| plan.runs(m)) {
         summaries.entry(m).or_default();
     }
@@ -219,11 +252,33 @@ pub async fn collect(session: &Session, printer: &Printer, args: &CheckArgs, pla
         min_severity: args.min_severity,
         summaries,
         findings,
-        skipped: std::mem::take(&mut snap.skipped),
+        silenced,
+        show_silenced: args.show_silenced,
+        skipped,
+        accepted,
         invalid: std::mem::take(&mut snap.invalid),
     };
     super::drop_later(snap);
     Ok(report)
+}
+
+/// Splits what could not be read into what counts against completeness and what the ignore
+/// file accepts as known to be unreadable.
+fn accept_unreadable(rules: &Rules, skipped: Vec<Skipped>) -> (Vec<Skipped>, Vec<Accepted>) {
+    let mut kept = Vec::new();
+    let mut accepted = Vec::new();
+    for s in skipped {
+        match rules.accepts_unreadable(&s.resource) {
+            Some(why) => accepted.push(Accepted {
+                resource: s.resource,
+                namespace: s.namespace,
+                reason: s.reason,
+                why: why.to_string(),
+            }),
+            None => kept.push(s),
+        }
+    }
+    (kept, accepted)
 }
 
 /// One thread's share of the analyses: findings and how many objects of each kind it checked.

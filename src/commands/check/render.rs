@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::analyze::check::{Finding, Mechanism, Severity, Summary};
+use crate::analyze::silence::{Accepted, Silenced};
 use crate::commands::owners::fetch::{Scope, Skipped};
 use crate::commands::owners::render::footer_lines;
 use crate::output::junit::{Suites, junit_document, xml};
@@ -20,7 +21,14 @@ pub struct Report {
     pub min_severity: Severity,
     pub summaries: BTreeMap<Mechanism, Summary>,
     pub findings: Vec<Finding>,
+    /// Findings an ignore annotation or rule silenced: not counted by --exit-code.
+    pub silenced: Vec<Silenced>,
+    /// --show-silenced: list them under the table.
+    pub show_silenced: bool,
+    /// What could not be read and counts against completeness.
     pub skipped: Vec<Skipped>,
+    /// What could not be read but the ignore file accepts as known to be unreadable.
+    pub accepted: Vec<Accepted>,
     pub invalid: Vec<String>,
 }
 
@@ -36,12 +44,17 @@ pub struct CheckReport<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<&'a str>,
     pub server_time: Timestamp,
-    /// False when anything in scope could not be read (see skipped).
+    /// False when anything in scope could not be read (see skipped), unless the ignore file
+    /// accepts it as unreadable (see accepted).
     pub complete: bool,
     pub min_severity: Severity,
     pub mechanisms: Vec<MechanismReport<'a>>,
     pub findings: &'a [Finding],
+    /// Findings silenced by an ignore annotation or an --ignore-file rule, with why.
+    pub silenced: &'a [Silenced],
     pub skipped: &'a [Skipped],
+    /// What could not be read and the ignore file accepts as unreadable, with why.
+    pub accepted: &'a [Accepted],
     /// Controllers whose selector could not be understood.
     pub invalid: &'a [String],
 }
@@ -69,7 +82,9 @@ impl Report {
             min_severity: self.min_severity,
             mechanisms: self.summaries.iter().map(|(m, s)| MechanismReport { name: *m, summary: s }).collect(),
             findings: &self.findings,
+            silenced: &self.silenced,
             skipped: &self.skipped,
+            accepted: &self.accepted,
             invalid: &self.invalid,
         }
     }
@@ -89,7 +104,7 @@ impl Report {
     /// has tens of thousands of rows): `findings` is left empty.
     pub fn take_table(&mut self, printer: &Printer) -> Table {
         let all_namespaces = self.scope == Scope::AllNamespaces;
-        let mut headers = vec!["SEVERITY", "MECHANISM"];
+        let mut headers = vec!["SEVERITY", "CODE", "MECHANISM"];
         if all_namespaces {
             headers.push("NAMESPACE");
         }
@@ -98,7 +113,7 @@ impl Report {
         let findings = std::mem::take(&mut self.findings);
         let shown = findings.len();
         for f in findings {
-            let mut row: Vec<Styled> = vec![severity_cell(f.severity), f.mechanism.name().into()];
+            let mut row: Vec<Styled> = vec![severity_cell(f.severity), f.code.into(), f.mechanism.name().into()];
             if all_namespaces {
                 row.push(f.namespace.unwrap_or_default().into());
             }
@@ -116,7 +131,23 @@ impl Report {
             Severity::Info => String::new(),
             s => format!(" at or above {}", serde_name(&s)),
         };
-        lines.push(format!("{shown} finding(s){at_or_above}"));
+        for a in &self.accepted {
+            let place = a.namespace.as_deref().map(|n| format!(" in {n}")).unwrap_or_default();
+            lines.push(format!("accepted as unreadable: {}{place} ({}): {}", a.resource, a.reason, a.why));
+        }
+        let silenced = match (self.silenced.len(), self.show_silenced) {
+            (0, _) => String::new(),
+            (n, false) => format!(", {n} silenced (--show-silenced lists them)"),
+            (n, true) => format!(", {n} silenced:"),
+        };
+        lines.push(format!("{shown} finding(s){at_or_above}{silenced}"));
+        if self.show_silenced {
+            for s in &self.silenced {
+                let f = &s.finding;
+                let place = f.namespace.as_deref().map(|n| format!("{n} ")).unwrap_or_default();
+                lines.push(format!("  {} {place}{}: {} [{}: {}]", f.code, f.object, f.message, s.by, s.why));
+            }
+        }
         Table { grid, empty: None, lines }
     }
 
@@ -158,7 +189,8 @@ impl Report {
                     .iter()
                     .map(|f| {
                         let place = f.namespace.as_deref().map(|n| format!("{n}/")).unwrap_or_default();
-                        format!("{} {place}{}: {} ({})", serde_name(&f.severity), f.object, f.message, f.detail)
+                        let (severity, code) = (serde_name(&f.severity), f.code);
+                        format!("{severity} {code} {place}{}: {} ({})", f.object, f.message, f.detail)
                     })
                     .collect();
                 suites.push_str(&format!(
@@ -170,24 +202,53 @@ impl Report {
             }
             suites.push_str("  </testsuite>\n");
         }
-        if !self.skipped.is_empty() {
-            tests += self.skipped.len();
+        // What could not be read (accepted or not) and what was silenced: skipped testcases,
+        // so a dashboard shows them without failing the run.
+        let coverage: Vec<(String, String)> = self
+            .skipped
+            .iter()
+            .map(|s| (place(&s.resource, s.namespace.as_deref()), s.reason.clone()))
+            .chain(self.accepted.iter().map(|a| {
+                (place(&a.resource, a.namespace.as_deref()), format!("{} (accepted as unreadable: {})", a.reason, a.why))
+            }))
+            .collect();
+        let silenced: Vec<(String, String)> = self
+            .silenced
+            .iter()
+            .map(|s| {
+                let f = &s.finding;
+                let name = format!("{} {}", f.code, place(&f.object, f.namespace.as_deref()));
+                (name, format!("{}: {} ({})", s.by, s.why, f.message))
+            })
+            .collect();
+        for (suite, cases) in [("coverage", coverage), ("silenced", silenced)] {
+            if cases.is_empty() {
+                continue;
+            }
+            tests += cases.len();
             suites.push_str(&format!(
                 "  <testsuite name=\"{}\" tests=\"{1}\" failures=\"0\" errors=\"0\" skipped=\"{1}\">\n",
-                xml(&format!("{prefix}coverage")),
-                self.skipped.len()
+                xml(&format!("{prefix}{suite}")),
+                cases.len()
             ));
-            for s in &self.skipped {
-                let place = s.namespace.as_deref().map(|n| format!(" in {n}")).unwrap_or_default();
+            for (name, message) in cases {
                 suites.push_str(&format!(
-                    "    <testcase classname=\"coord.coverage\" name=\"{}\">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
-                    xml(&format!("{}{place}", s.resource)),
-                    xml(&s.reason)
+                    "    <testcase classname=\"coord.{suite}\" name=\"{}\">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                    xml(&name),
+                    xml(&message)
                 ));
             }
             suites.push_str("  </testsuite>\n");
         }
         Suites { xml: suites, tests, failures, time: self.server_time, context: self.context.clone() }
+    }
+}
+
+/// "secrets in a", "lease/x in kube-system".
+fn place(what: &str, namespace: Option<&str>) -> String {
+    match namespace {
+        Some(n) => format!("{what} in {n}"),
+        None => what.to_string(),
     }
 }
 
@@ -245,6 +306,7 @@ mod tests {
             findings: vec![Finding {
                 severity: Severity::Error,
                 mechanism: Mechanism::Leases,
+                code: "CO101",
                 reason: "expired".into(),
                 namespace: Some("kube-system".into()),
                 object_kind: "Lease".into(),
@@ -252,11 +314,14 @@ mod tests {
                 message: "last renewed 2m ago, past its 15s duration & <gone>".into(),
                 detail: "kubectl coord leases kube-scheduler -n kube-system".into(),
             }],
+            silenced: Vec::new(),
+            show_silenced: false,
             skipped: vec![Skipped {
                 resource: "secrets".into(),
                 namespace: Some("a".into()),
                 reason: "forbidden".into(),
             }],
+            accepted: Vec::new(),
             invalid: Vec::new(),
         }
     }
