@@ -105,12 +105,15 @@ impl TraceObject {
         }
     }
 
-    /// The entry that created the object: the earliest write through the main resource.
+    /// The entry that created the object: the earliest write through the main resource. Of
+    /// writes in the same second, one that owns spec: an operator that adds its finalizer and
+    /// labels the moment an object appears (KEDA to a ScaledObject) did not create it, and the
+    /// API server lists same-second entries by manager name, not by order.
     pub fn creator(&self) -> Option<&Write> {
         self.writes
             .iter()
             .filter(|w| w.subresource.is_empty())
-            .min_by_key(|w| (w.time.map(|t| t.as_second()).unwrap_or(i64::MAX), w.operation != "Update"))
+            .min_by_key(|w| (w.time.map(|t| t.as_second()).unwrap_or(i64::MAX), !w.spec, w.operation != "Update"))
     }
 
     pub fn condition(&self, kind: &str) -> Option<&Condition> {
@@ -669,6 +672,17 @@ pub(crate) mod tests {
         assert!(o.writes[0].spec && o.writes[1].status);
         assert_eq!(o.writes[0].fields, vec!["metadata".to_string(), "spec".to_string()]);
         assert_eq!(o.creator().unwrap().manager, "kube-controller-manager");
+        // KEDA adds its finalizer and label in the second a ScaledObject is applied: sorted
+        // first by name, but the applier wrote the spec.
+        let scaled = json!({"kind": "ScaledObject", "apiVersion": "keda.sh/v1alpha1",
+            "metadata": {"uid": "s", "name": "worker", "managedFields": [
+                {"manager": "keda-operator", "operation": "Update", "time": "2026-01-01T10:00:00Z",
+                 "fieldsV1": {"f:metadata": {"f:finalizers": {}}}},
+                {"manager": "kubectl-client-side-apply", "operation": "Update", "time": "2026-01-01T10:00:00Z",
+                 "fieldsV1": {"f:metadata": {}, "f:spec": {}}},
+                {"manager": "keda-operator", "operation": "Update", "subresource": "status",
+                 "time": "2026-01-01T10:00:01Z", "fieldsV1": {"f:status": {}}}]}});
+        assert_eq!(object_from_json(&scaled).creator().unwrap().manager, "kubectl-client-side-apply");
         assert_eq!(o.condition("PodScheduled").unwrap().reason, "Unschedulable");
         assert_eq!(o.trace_annotations, vec![("tracing.k8s.io/traceparent".into(), "00-abc-def-01".into())]);
         assert_eq!(o.scheduler_name.as_deref(), Some("default-scheduler"));
