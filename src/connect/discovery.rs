@@ -67,7 +67,9 @@ impl Discovered {
     pub fn warnings(&self) -> Vec<String> {
         self.unavailable
             .iter()
-            .map(|u| format!("{} is unavailable (its API server does not answer); its types were not read", u.group_version))
+            .map(|u| {
+                format!("{} is unavailable (its API server does not answer); its types were not read", u.group_version)
+            })
             .collect()
     }
 
@@ -91,8 +93,20 @@ impl Discovered {
             let served = crate::analyze::resource_ref::resolve(type_name, &u.resources).is_ok();
             let named = group.is_some_and(|g| u.group_version.split('/').next() == Some(g));
             if served || named {
-                anyhow::bail!("cannot read {type_name}: {} is unavailable (its API server does not answer)", u.group_version);
+                anyhow::bail!(
+                    "cannot read {type_name}: {} is unavailable (its API server does not answer)",
+                    u.group_version
+                );
             }
+        }
+        // A short name an unavailable API serves is unknown while it does not answer (the
+        // API server keeps no resources for it): the cluster's fault as much as the user's.
+        if !self.unavailable.is_empty() {
+            let apis: Vec<&str> = self.unavailable.iter().map(|u| u.group_version.as_str()).collect();
+            anyhow::bail!(
+                "{err}, or it is served by {}, which is unavailable (its API server does not answer)",
+                apis.join(", ")
+            );
         }
         Err(crate::error::usage(err))
     }
@@ -148,38 +162,44 @@ async fn aggregated(conn: &Conn) -> Result<Option<Discovered>, RequestError> {
                 return Ok(None);
             }
         }
-        for group in list.items {
-            for (i, version) in group.versions.iter().enumerate() {
-                let stale = version.freshness == "Stale";
-                let out = if stale {
-                    let group_version = if group.metadata.name.is_empty() {
-                        version.version.clone()
-                    } else {
-                        format!("{}/{}", group.metadata.name, version.version)
-                    };
-                    found.unavailable.push(Unavailable { group_version, resources: Vec::new() });
-                    &mut found.unavailable.last_mut().expect("just pushed").resources
+        add_groups(&mut found, list.items);
+    }
+    Ok(Some(found))
+}
+
+/// Adds an aggregated discovery document's groups: fresh versions' resources, and stale
+/// versions (an APIService that does not answer) as unavailable.
+fn add_groups(found: &mut Discovered, items: Vec<DiscoveredGroup>) {
+    for group in items {
+        for (i, version) in group.versions.iter().enumerate() {
+            let stale = version.freshness == "Stale";
+            let out = if stale {
+                let group_version = if group.metadata.name.is_empty() {
+                    version.version.clone()
                 } else {
-                    &mut found.resources
+                    format!("{}/{}", group.metadata.name, version.version)
                 };
-                for r in &version.resources {
-                    out.push(ApiResource {
-                        group: group.metadata.name.clone(),
-                        version: version.version.clone(),
-                        plural: r.resource.clone(),
-                        singular: r.singular_resource.clone(),
-                        kind: r.response_kind.as_ref().map(|k| k.kind.clone()).unwrap_or_default(),
-                        short_names: r.short_names.clone(),
-                        namespaced: r.scope == "Namespaced",
-                        verbs: r.verbs.clone(),
-                        // Versions are listed in preference order.
-                        preferred: i == 0,
-                    });
-                }
+                found.unavailable.push(Unavailable { group_version, resources: Vec::new() });
+                &mut found.unavailable.last_mut().expect("just pushed").resources
+            } else {
+                &mut found.resources
+            };
+            for r in &version.resources {
+                out.push(ApiResource {
+                    group: group.metadata.name.clone(),
+                    version: version.version.clone(),
+                    plural: r.resource.clone(),
+                    singular: r.singular_resource.clone(),
+                    kind: r.response_kind.as_ref().map(|k| k.kind.clone()).unwrap_or_default(),
+                    short_names: r.short_names.clone(),
+                    namespaced: r.scope == "Namespaced",
+                    verbs: r.verbs.clone(),
+                    // Versions are listed in preference order.
+                    preferred: i == 0,
+                });
             }
         }
     }
-    Ok(Some(found))
 }
 
 async fn legacy(conn: &Conn) -> Result<Discovered, RequestError> {
@@ -266,4 +286,52 @@ async fn legacy(conn: &Conn) -> Result<Discovered, RequestError> {
         }
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An aggregated /apis document as kube-apiserver serves it while metrics-server is down.
+    const APIS: &str = r#"{"kind": "APIGroupDiscoveryList", "items": [
+      {"metadata": {"name": "apps"}, "versions": [{"version": "v1", "freshness": "Current", "resources": [
+        {"resource": "deployments", "responseKind": {"kind": "Deployment"}, "scope": "Namespaced",
+         "singularResource": "deployment", "shortNames": ["deploy"], "verbs": ["get", "list"]}]}]},
+      {"metadata": {"name": "metrics.k8s.io"}, "versions": [{"version": "v1beta1", "freshness": "Stale"}]}]}"#;
+
+    fn discovered() -> Discovered {
+        let list: GroupList = serde_json::from_str(APIS).unwrap();
+        let mut found = Discovered::default();
+        add_groups(&mut found, list.items);
+        found
+    }
+
+    #[test]
+    fn stale_versions_are_unavailable_not_served() {
+        let found = discovered();
+        let served: Vec<&str> = found.iter().map(|r| r.plural.as_str()).collect();
+        assert_eq!(served, ["deployments"]);
+        assert_eq!(found.unavailable.len(), 1);
+        assert_eq!(found.unavailable[0].group_version, "metrics.k8s.io/v1beta1");
+        assert_eq!(
+            found.warnings(),
+            ["metrics.k8s.io/v1beta1 is unavailable (its API server does not answer); its types were not read"]
+        );
+        assert_eq!(found.skipped()[0].resource, "metrics.k8s.io/v1beta1");
+    }
+
+    #[test]
+    fn a_target_of_an_unavailable_api_is_a_cluster_error_naming_it() {
+        use crate::error::{EXIT_CLUSTER, EXIT_USAGE, exit_code_for};
+        let found = discovered();
+        assert_eq!(found.resolve("deploy").unwrap().kind, "Deployment");
+        let named = found.resolve("nodes.metrics.k8s.io").unwrap_err();
+        assert_eq!(exit_code_for(&named), EXIT_CLUSTER);
+        assert!(named.to_string().contains("metrics.k8s.io/v1beta1 is unavailable"), "{named}");
+        let short = found.resolve("podmetrics").unwrap_err();
+        assert_eq!(exit_code_for(&short), EXIT_CLUSTER);
+        assert!(short.to_string().contains("or it is served by metrics.k8s.io/v1beta1"), "{short}");
+        let all_up = Discovered { resources: found.resources.clone(), unavailable: Vec::new() };
+        assert_eq!(exit_code_for(&all_up.resolve("podmetrics").unwrap_err()), EXIT_USAGE);
+    }
 }

@@ -163,6 +163,18 @@ impl RequestError {
         self.is(StatusCode::GONE)
     }
     /// "403 Forbidden", "unreachable", "timeout", "undecodable": why, in a few words.
+    /// Why a list was skipped, for the report: "forbidden", "404 NotFound", or for a server
+    /// failure its message too (a conversion webhook that is down says so there).
+    pub fn skip_reason(&self) -> String {
+        match &self.failure {
+            _ if self.forbidden() => "forbidden".into(),
+            Failure::Status { code, .. } if *code >= 500 && !self.message.trim().is_empty() => {
+                format!("{}: {}", self.short(), self.message.split_whitespace().collect::<Vec<_>>().join(" "))
+            }
+            _ => self.short(),
+        }
+    }
+
     pub fn short(&self) -> String {
         match &self.failure {
             Failure::Status { code, reason } => format!("{code} {reason}").trim().to_string(),
@@ -662,6 +674,15 @@ mod tests {
         assert_eq!(forbidden.to_string(), "GET https://127.0.0.1:1/version: 403 Forbidden: pods is forbidden");
         assert!(forbidden.forbidden() && forbidden.answered());
         assert_eq!(forbidden.short(), "403 Forbidden");
+        assert_eq!(forbidden.skip_reason(), "forbidden");
+        let webhook = RequestError {
+            failure: Failure::Status { code: 500, reason: String::new() },
+            message: "conversion webhook for x/v1, Kind=W failed:\n connection refused".into(),
+            ..e.clone()
+        };
+        assert_eq!(webhook.skip_reason(), "500: conversion webhook for x/v1, Kind=W failed: connection refused");
+        let gone = RequestError { failure: Failure::Status { code: 404, reason: "NotFound".into() }, ..webhook };
+        assert_eq!(gone.skip_reason(), "404 NotFound");
         let timeout =
             RequestError { failure: Failure::Timeout, message: "no answer within --request-timeout 2s".into(), ..e };
         assert_eq!(timeout.to_string(), "GET https://127.0.0.1:1/version: no answer within --request-timeout 2s");

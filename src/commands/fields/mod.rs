@@ -125,6 +125,10 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     }
     let session = Session::open(conn).await?;
     let resources = discovery::discover(&session.conn).await?;
+    // Targets first: a command that fails says so in one line, without the warning.
+    for t in &targets {
+        resources.resolve(&t.type_name)?;
+    }
     for w in resources.warnings() {
         printer.warn(&w);
     }

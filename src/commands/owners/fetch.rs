@@ -209,7 +209,7 @@ where
             // The server cannot be reached, or refuses the credentials: nothing else will work either.
             Err(e) if !e.answered() || e.unauthorized() => return Err(e.into()),
             Err(e) => {
-                let reason = if e.forbidden() { "forbidden".to_string() } else { e.short() };
+                let reason = e.skip_reason();
                 out.skipped.push(Skipped { resource: r.qualified_name(), namespace: ns.map(str::to_string), reason });
                 continue;
             }
