@@ -18,6 +18,9 @@ fn the_plugin_never_wrote_to_the_cluster() {
     // The second control plane, which only the fleet tests read.
     let second = std::env::var_os("COORD_TEST_CLUSTER_2").expect("COORD_TEST_CLUSTER_2 (tests/run.sh starts it)");
     check_audit_log(&std::path::Path::new(&second).join("audit.log"), 10, 1);
+    // The third, with real operators (tests/operators.rs).
+    let third = std::env::var_os("COORD_TEST_CLUSTER_3").expect("COORD_TEST_CLUSTER_3 (tests/run.sh starts it)");
+    check_audit_log(&std::path::Path::new(&third).join("audit.log"), 10, 1);
 }
 
 fn check_audit_log(path: &std::path::Path, min_requests: usize, min_users: usize) {

@@ -14,7 +14,12 @@ cluster_dir="$root/target/test-cluster-$$"
 # A second control plane beside the first, for the fleet tests (tests/fleet.rs), with
 # coordinated leader election on (tests/coordinated.rs).
 cluster2_dir="$root/target/test-cluster-$$-b"
-cleanup() { bash "$root/tests/cluster/down.sh" "$cluster_dir"; bash "$root/tests/cluster/down.sh" "$cluster2_dir"; }
+# A third, kept healthy, that runs real third-party operators (tests/operators.rs): what
+# check says there must be true of a cluster nobody broke on purpose.
+cluster3_dir="$root/target/test-cluster-$$-c"
+cleanup() {
+  for d in "$cluster_dir" "$cluster2_dir" "$cluster3_dir"; do bash "$root/tests/cluster/down.sh" "$d"; done
+}
 trap cleanup EXIT
 
 # Real proxy servers for tests/network.rs, from Debian's packages (binaries only: no
@@ -45,7 +50,12 @@ if ! bash tests/cluster/up.sh "$cluster2_dir" --coordinated >/dev/null; then
   log "FAILED: the second control plane did not come up (see the lines above)"
   exit 1
 fi
-export COORD_TEST_CLUSTER=$cluster_dir COORD_TEST_CLUSTER_2=$cluster2_dir
+log "starting a third control plane with real operators (metrics-server, KEDA, argo-rollouts) in $cluster3_dir"
+if ! (unset COORD_APISERVER_FLAGS; bash tests/cluster/up.sh "$cluster3_dir" --operators >/dev/null); then
+  log "FAILED: the operators' control plane did not come up (see the lines above)"
+  exit 1
+fi
+export COORD_TEST_CLUSTER=$cluster_dir COORD_TEST_CLUSTER_2=$cluster2_dir COORD_TEST_CLUSTER_3=$cluster3_dir
 
 status=0
 log "cargo test (unit, property and integration tests)"

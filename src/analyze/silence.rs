@@ -204,7 +204,9 @@ impl Rules {
                 + rule.names.len()
                 + usize::from(rule.selector.is_some());
             if matchers == 0 {
-                return Err(format!("{at}: names nothing to match (codes, mechanisms, namespaces, kinds, names, selector)"));
+                return Err(format!(
+                    "{at}: names nothing to match (codes, mechanisms, namespaces, kinds, names, selector)"
+                ));
             }
             if let Some(bad) = rule.codes.iter().find(|c| !codes::known(c)) {
                 return Err(format!("{at}: unknown code {bad:?} (the README lists them)"));
@@ -440,16 +442,24 @@ unreadable:
         let rules = Rules::default();
         let f = || finding("CO404", Mechanism::Fields, "a", "Deployment", "deployment.apps/web");
         let key = (Some("a".to_string()), "deployment.apps/web".to_string());
-        for (value, silenced) in
-            [("CO404", true), ("co301, co404", true), ("fields", true), ("*", true), ("CO301,leases", false), ("", false)]
-        {
+        for (value, silenced) in [
+            ("CO404", true),
+            ("co301, co404", true),
+            ("fields", true),
+            ("*", true),
+            ("CO301,leases", false),
+            ("", false),
+        ] {
             let mut m = HashMap::new();
             m.insert(key.clone(), marks(Some(value), &[]));
             let (kept, s) = rules.apply(vec![f()], &m);
             assert_eq!((kept.is_empty(), s.len()), (silenced, usize::from(silenced)), "{value:?}");
         }
         let mut m = HashMap::new();
-        m.insert(key, Marks { ignore: Some("CO404".into()), reason: Some("accepted in review".into()), ..Marks::default() });
+        m.insert(
+            key,
+            Marks { ignore: Some("CO404".into()), reason: Some("accepted in review".into()), ..Marks::default() },
+        );
         let (_, s) = rules.apply(vec![f()], &m);
         assert_eq!((s[0].by.as_str(), s[0].why.as_str()), ("annotation", "accepted in review"));
     }

@@ -39,8 +39,11 @@ build_set() {
   local start=$SECONDS pkg
   for pkg in "$@"; do
     log "  go build $pkg"
-    (cd "$moddir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly ${GOTOOLCHAIN_FOR_BUILD:+GOTOOLCHAIN=$GOTOOLCHAIN_FOR_BUILD} go build -trimpath -tags selinux,notest \
-        -ldflags "$ldflags" -o "$out/bin/" "$pkg")
+    # An explicit exit: errexit does not reach into the $(...) that callers run this in, and
+    # a failed build must not be marked complete.
+    (cd "$moddir" && env CGO_ENABLED=0 GOFLAGS=-mod=readonly ${GOTOOLCHAIN_FOR_BUILD:+GOTOOLCHAIN=$GOTOOLCHAIN_FOR_BUILD} \
+        go build -trimpath -tags selinux,notest -ldflags "$ldflags" -o "$out/bin/" "$pkg") \
+      || { log "FAILED: go build $pkg"; exit 1; }
   done
   log "built $name in $((SECONDS - start))s"
   touch "$out/.complete"

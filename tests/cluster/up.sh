@@ -6,12 +6,16 @@
 # kube-node-lease kwok renews (leaseDurationSeconds 20, renewed every 5s), and whose
 # pods, once the real scheduler binds them, kwok's stages take to Running and Ready.
 #
-#   tests/cluster/up.sh DIR [--nodes N] [--coordinated]
+#   tests/cluster/up.sh DIR [--nodes N] [--coordinated] [--operators]
 #
 # --nodes 0: no kwok, pods stay Pending. --coordinated: coordinated leader election
 # (the CoordinatedLeaderElection feature gate, coordination.k8s.io/v1beta1 LeaseCandidates
 # served): kube-controller-manager and kube-scheduler join as candidates and the API
-# server's own election controller picks and writes their leaders.
+# server's own election controller picks and writes their leaders. --operators: real
+# third-party operators beside the control plane (tests/cluster/operators.sh): metrics-server
+# behind its APIService, the KEDA operator and argo-rollouts' controller, each with its own
+# CRDs, RBAC and leader election; the API server then also has the front-proxy (request
+# header) configuration an aggregated API authenticates requests with.
 #
 # Writes DIR/admin.kubeconfig (system:masters), DIR/viewer.kubeconfig
 # (get/list/watch everywhere), DIR/limited.kubeconfig (read-only in the one
@@ -27,48 +31,31 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-usage() { echo "usage: $0 DIR [--nodes N] [--coordinated]" >&2; exit 2; }
+usage() { echo "usage: $0 DIR [--nodes N] [--coordinated] [--operators]" >&2; exit 2; }
 [[ $# -ge 1 ]] || usage
 target=$1; shift
-nodes=3 coordinated=false
+nodes=3 coordinated=false operators=false
 while (($#)); do
   case $1 in
     --nodes) [[ ${2:-} =~ ^[0-9]+$ ]] || usage; nodes=$2; shift 2 ;;
     --coordinated) coordinated=true; shift ;;
+    --operators) operators=true; shift ;;
     *) usage ;;
   esac
 done
 mkdir -p "$target"
 dir=$(cd "$target" && pwd)
-log() { printf '[up] %s\n' "$*" >&2; }
-die() { printf '[up] FAILED: %s\n' "$*" >&2; exit 1; }
+pki=$dir/pki
+# shellcheck source=tests/cluster/lib.sh
+source "$here/lib.sh"
 [[ ! -e "$dir/pids" ]] || die "$dir already holds a cluster (run down.sh $dir first)"
 
-bin=$("$here/build.sh")
+if $operators; then bin=$("$here/build.sh" --operators); else bin=$("$here/build.sh"); fi
 ln -sfn "$bin" "$dir/bin"
 mkdir -p "$dir/pki" "$dir/logs" "$dir/pids" "$dir/etcd"
 start=$SECONDS
 
 # --- ports: free loopback ports, distinct from each other -------------------
-taken=" "
-# Ports below the kernel's ephemeral range: an outgoing connection (another cluster's,
-# kwok's) can take any port in that range as its source between the check here and the
-# server's bind, which once failed a second cluster's API server with "address in use".
-read -r ephemeral_low _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || ephemeral_low=32768
-((ephemeral_low > 12000)) || ephemeral_low=32768
-free_port() {
-  local p
-  for _ in $(seq 200); do
-    p=$((10000 + RANDOM % (ephemeral_low - 10000)))
-    [[ $taken == *" $p "* ]] && continue
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-      taken+="$p "
-      echo "$p"
-      return
-    fi
-  done
-  die "no free loopback port found"
-}
 ETCD_PORT=$(free_port); taken+="$ETCD_PORT "
 ETCD_PEER_PORT=$(free_port); taken+="$ETCD_PEER_PORT "
 API_PORT=$(free_port); taken+="$API_PORT "
@@ -77,28 +64,17 @@ SCHED_PORT=$(free_port); taken+="$SCHED_PORT "
 SERVER="https://127.0.0.1:$API_PORT"
 
 # --- certificates -----------------------------------------------------------
-pki=$dir/pki
-ossl() { openssl "$@" 2>/dev/null; }
 ossl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/ca.key" -out "$pki/ca.crt" -days 30 \
   -subj "/CN=kubectl-coord-test-ca" || die "openssl could not make the CA"
-cert() { # cert NAME SUBJECT [SAN]
-  local name=$1 subj=$2 san=${3:-}
-  ossl req -newkey rsa:2048 -nodes -keyout "$pki/$name.key" -out "$pki/$name.csr" -subj "$subj"
-  local ext="$pki/$name.ext"
-  if [[ -n $san ]]; then
-    printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$san" > "$ext"
-  else
-    printf 'extendedKeyUsage=clientAuth\n' > "$ext"
-  fi
-  ossl x509 -req -in "$pki/$name.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
-    -out "$pki/$name.crt" -days 30 -extfile "$ext" || die "openssl could not sign $name"
-}
 cert apiserver "/CN=kube-apiserver" "IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes.default.svc"
 cert admin "/O=system:masters/CN=kubectl-coord-admin"
 cert kcm "/CN=system:kube-controller-manager"
 cert scheduler "/CN=system:kube-scheduler"
 cert viewer "/CN=coord-viewer"
 cert limited "/CN=coord-limited"
+# The front proxy: the client certificate the API server presents to aggregated APIs,
+# which trust the user it names in request headers (signed by the same CA here).
+cert front-proxy-client "/CN=front-proxy-client"
 ossl genrsa -out "$pki/sa.key" 2048
 ossl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
 
@@ -134,24 +110,6 @@ kubeconfig limited limited "$LIMITED_NS"
 echo "$LIMITED_NS" > "$dir/limited.namespace"
 
 # --- processes --------------------------------------------------------------
-launch() { # launch NAME CMD...: start in its own session, record the pid
-  local name=$1; shift
-  setsid "$@" > "$dir/logs/$name.log" 2>&1 < /dev/null &
-  echo $! > "$dir/pids/$name.pid"
-}
-alive() { kill -0 "$(cat "$dir/pids/$1.pid")" 2>/dev/null; }
-wait_for() { # wait_for WHAT SECONDS PROCESS CMD...
-  local what=$1 limit=$2 proc=$3; shift 3
-  local deadline=$((SECONDS + limit))
-  until "$@" >/dev/null 2>&1; do
-    if [[ -n $proc ]] && ! alive "$proc"; then
-      tail -n 20 "$dir/logs/$proc.log" >&2 || true
-      die "$proc exited while waiting for $what (log: $dir/logs/$proc.log)"
-    fi
-    (( SECONDS < deadline )) || { tail -n 20 "$dir/logs/${proc:-kube-apiserver}.log" >&2 || true; die "timed out after ${limit}s waiting for $what"; }
-    sleep 0.3
-  done
-}
 
 log "starting etcd on 127.0.0.1:$ETCD_PORT"
 launch etcd "$bin/etcd" --name coord --data-dir "$dir/etcd" \
@@ -169,7 +127,13 @@ omitStages: ["RequestReceived"]
 rules:
 - level: Metadata
 EOF
-api_cle=() component_cle=()
+api_cle=() component_cle=() api_aggregation=()
+if $operators; then
+  api_aggregation=(--requestheader-client-ca-file "$pki/ca.crt" --requestheader-allowed-names front-proxy-client
+    --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group
+    --requestheader-extra-headers-prefix X-Remote-Extra-
+    --proxy-client-cert-file "$pki/front-proxy-client.crt" --proxy-client-key-file "$pki/front-proxy-client.key")
+fi
 if $coordinated; then
   api_cle=(--feature-gates=CoordinatedLeaderElection=true --runtime-config=coordination.k8s.io/v1beta1=true)
   component_cle=(--feature-gates=CoordinatedLeaderElection=true)
@@ -186,7 +150,8 @@ launch kube-apiserver "$bin/kube-apiserver" \
   --service-cluster-ip-range 10.0.0.0/24 \
   --authorization-mode RBAC \
   --audit-policy-file "$dir/audit-policy.yaml" --audit-log-path "$dir/audit.log" \
-  --audit-log-mode batch --audit-log-batch-max-wait 1s "${api_cle[@]}" ${COORD_APISERVER_FLAGS:-}
+  --audit-log-mode batch --audit-log-batch-max-wait 1s "${api_cle[@]}" "${api_aggregation[@]}" \
+  ${COORD_APISERVER_FLAGS:-}
 kc_admin=("$bin/kubectl" --kubeconfig "$dir/admin.kubeconfig")
 api_ready() { curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "$SERVER/readyz"; }
 wait_for "kube-apiserver /readyz" 120 kube-apiserver api_ready
@@ -270,6 +235,11 @@ metadata:
   name: kwok-node-$i
   annotations: {node.alpha.kubernetes.io/ttl: "0", kwok.x-k8s.io/node: fake}
   labels: {kubernetes.io/hostname: kwok-node-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64, type: kwok}
+# What kwok's node-initialize stage sets when a node brings none, plus the ephemeral storage
+# a real kubelet reports: operators' Deployments (argo-rollouts') request some.
+status:
+  capacity: &capacity {cpu: 1k, memory: 1Ti, pods: 1M, ephemeral-storage: 1Ti}
+  allocatable: *capacity
 ---
 EOF
   done | "${kc_admin[@]}" apply -f - >/dev/null || die "could not create the kwok nodes"
@@ -289,6 +259,10 @@ SCHED_PORT=$SCHED_PORT
 LIMITED_NS=$LIMITED_NS
 NODES=$nodes
 COORDINATED=$coordinated
+OPERATORS=$operators
 EOF
+if $operators; then
+  LOG_TAG=operators bash "$here/operators.sh" "$dir" || die "the operators did not come up"
+fi
 log "ready in $((SECONDS - start))s: $SERVER (logs in $dir/logs, stop with tests/cluster/down.sh $dir)"
 echo "export KUBECONFIG=$dir/admin.kubeconfig"

@@ -32,6 +32,16 @@ pub fn cluster2() -> Cluster {
     Cluster { dir }
 }
 
+/// The third control plane tests/run.sh starts, with real operators (up.sh --operators) and
+/// nothing broken on purpose, for tests/operators.rs.
+pub fn cluster3() -> Cluster {
+    let dir = std::env::var_os("COORD_TEST_CLUSTER_3").map(PathBuf::from).unwrap_or_else(|| {
+        panic!("COORD_TEST_CLUSTER_3 is not set: run the suite with tests/run.sh, which starts the operators' cluster")
+    });
+    assert!(dir.join("operators.env").is_file(), "no operators' cluster in {}", dir.display());
+    Cluster { dir }
+}
+
 impl Cluster {
     pub fn kubeconfig(&self, who: &str) -> PathBuf {
         self.dir.join(format!("{who}.kubeconfig"))
@@ -43,10 +53,17 @@ impl Cluster {
         std::fs::read_to_string(self.dir.join("limited.namespace")).unwrap().trim().to_string()
     }
     pub fn env(&self, key: &str) -> String {
-        let text = std::fs::read_to_string(self.dir.join("cluster.env")).unwrap();
+        self.env_in("cluster.env", key)
+    }
+    /// A value operators.sh wrote (ports, the pods the operators run as).
+    pub fn operators_env(&self, key: &str) -> String {
+        self.env_in("operators.env", key)
+    }
+    fn env_in(&self, file: &str, key: &str) -> String {
+        let text = std::fs::read_to_string(self.dir.join(file)).unwrap();
         text.lines()
             .find_map(|l| l.strip_prefix(&format!("{key}=")))
-            .unwrap_or_else(|| panic!("{key} not in cluster.env"))
+            .unwrap_or_else(|| panic!("{key} not in {file}"))
             .to_string()
     }
 

@@ -156,8 +156,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
 /// is bad input (exit 2), named in one line.
 pub fn read_rules(path: Option<&std::path::Path>) -> Result<Rules> {
     let Some(path) = path else { return Ok(Rules::default()) };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| usage(format!("--ignore-file {}: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("--ignore-file {}: {e}", path.display())))?;
     Rules::parse(&text).map_err(|e| usage(format!("--ignore-file {}: {e}", path.display())))
 }
 

@@ -209,7 +209,10 @@ impl Report {
             .iter()
             .map(|s| (place(&s.resource, s.namespace.as_deref()), s.reason.clone()))
             .chain(self.accepted.iter().map(|a| {
-                (place(&a.resource, a.namespace.as_deref()), format!("{} (accepted as unreadable: {})", a.reason, a.why))
+                (
+                    place(&a.resource, a.namespace.as_deref()),
+                    format!("{} (accepted as unreadable: {})", a.reason, a.why),
+                )
             }))
             .collect();
         let silenced: Vec<(String, String)> = self
