@@ -454,3 +454,32 @@ fn partial_access_is_reported_and_bad_input_is_one_line() {
     }
     c.coord("viewer", &["trace", "deploy/absent-one", "-n", &ns]).code(1).one_line_error("\"absent-one\" not found");
 }
+
+#[test]
+fn secrets_configmaps_and_services_a_workload_owns_are_traced_to_their_writer() {
+    let _running = CONTROL_PLANE.read().unwrap_or_else(|e| e.into_inner());
+    let c = cluster();
+    let ns = c.fresh_namespace("trace-writers");
+    deployment(&c, &ns, "web", 1);
+    let uid = c.kubectl(&["-n", &ns, "get", "deploy/web", "-o", "jsonpath={.metadata.uid}"]).ok().stdout;
+    let owner = format!(
+        "ownerReferences: [{{apiVersion: apps/v1, kind: Deployment, name: web, uid: {uid}, controller: true}}]"
+    );
+    let manifest = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata: {{name: web-creds, namespace: {ns}, {owner}}}\nstringData: {{token: x}}\n---\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: web-config, namespace: {ns}, {owner}}}\ndata: {{mode: fast}}\n---\n\
+         apiVersion: v1\nkind: Service\nmetadata: {{name: web, namespace: {ns}, {owner}}}\nspec: {{selector: {{app: web}}, ports: [{{port: 80}}]}}\n"
+    );
+    let path = std::env::temp_dir().join(format!("coord-trace-writers-{}.yaml", std::process::id()));
+    std::fs::write(&path, manifest).unwrap();
+    c.kubectl(&["apply", "--field-manager=my-operator", "-f", path.to_str().unwrap()]).ok();
+
+    let report = c.kubectl_plugin("viewer", &["trace", "deploy/web", "-n", &ns, "-o", "json"]).ok().json();
+    for reference in ["secret/web-creds", "configmap/web-config", "service/web"] {
+        let created = hops(&report, reference, "created");
+        assert_eq!(created.len(), 1, "{reference}: {report}");
+        assert_eq!(created[0]["writer"], "my-operator", "{reference}");
+    }
+    // Secrets are read as metadata only, never their data.
+    assert!(!report.to_string().contains("\"token\""), "{report}");
+}
