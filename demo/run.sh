@@ -2,7 +2,8 @@
 # The demo, one command on a fresh machine:
 #   bash demo/run.sh [--keep]
 # Builds what is missing, starts a local control plane with three kwok nodes (pods are
-# scheduled and run; the nodes' heartbeat Leases are renewed), applies examples/, starts
+# scheduled and run; the nodes' heartbeat Leases are renewed) and real operators beside it
+# (metrics-server, KEDA, argo-rollouts: tests/cluster/operators.sh), applies examples/, starts
 # a healthy leader election between two real client-go processes, and runs every
 # kubectl coord command on it. Stops the cluster at the end unless --keep.
 set -euo pipefail
@@ -18,7 +19,7 @@ if [[ -e $dir/pids ]]; then
   bash tests/cluster/down.sh "$dir"
 fi
 cargo build --locked --release --bins >&2
-bash tests/cluster/up.sh "$dir" >/dev/null
+bash tests/cluster/up.sh "$dir" --operators >/dev/null
 $keep || trap 'bash tests/cluster/down.sh "$dir"' EXIT
 bin="$dir/bin"
 export KUBECONFIG="$dir/admin.kubeconfig"
@@ -153,6 +154,26 @@ for who in a b; do
   [[ $leader == demo-elector-${who}_* ]] && kill -KILL "$(cat "$dir/pids/elector-$who.pid")"
 done
 wait $watcher
+
+# On a real cluster: third-party operators, an aggregated API that goes down, accepted findings.
+kubectl apply -f examples/operators/ >/dev/null
+until [[ $(kubectl -n coord-operators get rollout storefront -o 'jsonpath={.status.phase}' 2>/dev/null) == Healthy &&
+  $(kubectl -n coord-operators get deploy worker -o 'jsonpath={.status.availableReplicas}' 2>/dev/null) == 2 ]]; do sleep 0.5; done
+say "kubectl coord leases -n keda; kubectl coord leases -n argo-rollouts   # each operator's election, holder -> its pod"
+kubectl coord leases -n keda
+kubectl coord leases -n argo-rollouts
+say "kubectl coord owners scaledobject/worker -n coord-operators   # KEDA: the ScaledObject owns an HPA"
+kubectl coord owners scaledobject/worker -n coord-operators
+say "kubectl coord trace rollout/storefront -n coord-operators | tail -n 12   # argo-rollouts drives the chain"
+kubectl coord trace rollout/storefront -n coord-operators | tail -n 12
+say "kubectl coord check -n coord-operators --exit-code; echo \$?   # a healthy cluster running real operators"
+kubectl coord check -n coord-operators --exit-code && echo 0 || echo $?
+kill "$(cat "$dir/pids/metrics-server.pid")"
+until [[ $(kubectl get apiservice v1beta1.metrics.k8s.io -o 'jsonpath={.status.conditions[?(@.type=="Available")].status}') == False ]]; do sleep 1; done
+say "kubectl coord check -n coord-operators --exit-code; echo \$?   # metrics-server stopped: named, skipped, incomplete (4)"
+kubectl coord check -n coord-operators --exit-code && echo 0 || echo $?
+say "kubectl coord check -n coord-operators --exit-code --ignore-file examples/ignore/coord-ignore.yaml; echo \$?"
+kubectl coord check -n coord-operators --exit-code --ignore-file examples/ignore/coord-ignore.yaml && echo 0 || echo $?
 
 if $keep; then
   echo
