@@ -143,7 +143,7 @@ fn holder_resolves_to_pod_and_deployment_and_missing_pods_are_flagged() {
     assert!(table.stdout.contains("deployment/elect-app: 1/3 replicas lead"), "{}", table.stdout);
     assert!(table.stdout.contains(&format!("{} (ready)", pods[0])), "{}", table.stdout);
     assert!(table.stdout.contains("ghost-pod-0 (gone)"), "{}", table.stdout);
-    assert!(table.stdout.contains("ghost-lock: holder-pod-missing"), "{}", table.stdout);
+    assert!(table.stdout.contains("ghost-lock: CO104 holder-pod-missing"), "{}", table.stdout);
     c.coord("viewer", &["leases", "-n", ns, "--exit-code"]).code(3);
     c.coord("viewer", &["leases", "-n", ns, "elect-app-lock", "--exit-code"]).code(0);
 }
@@ -206,7 +206,7 @@ fn every_state_and_the_exit_code() {
     assert!(!plain.stdout.contains('\u{1b}'), "no colour off a terminal");
     let skewed = plain.stdout.lines().find(|l| l.starts_with("skewed ")).unwrap();
     assert!(skewed.contains("in 59m") || skewed.contains("in 1h"), "{skewed}");
-    assert!(plain.stdout.contains("skewed: skewed: renewTime is"), "{}", plain.stdout);
+    assert!(plain.stdout.contains("skewed: CO103 skewed: renewTime is"), "{}", plain.stdout);
 }
 
 #[test]

@@ -333,7 +333,7 @@ fn a_stopped_controller_manager_and_scheduler_are_named_with_their_expired_lease
         "{message}"
     );
     let table = c.coord("viewer", &["trace", "deploy/web", "-n", &ns, "--stall-after", "2s"]).ok().stdout;
-    assert!(table.contains("deployment.apps/web generation-not-observed: generation 2 not observed"), "{table}");
+    assert!(table.contains("deployment.apps/web CO501 generation-not-observed: generation 2 not observed"), "{table}");
 
     let lone = c.coord("viewer", &["trace", "pod/lone", "-n", &ns, "--stall-after", "2s", "-o", "json"]).ok().json();
     let unscheduled = &lone["stalls"][0];

@@ -495,6 +495,7 @@ mod tests {
     #[test]
     fn pods_under_the_same_budgets_are_one_finding_on_the_first_budget() {
         let conflict = |ns: &str, pod: &str, budgets: &[&str]| overlap::PdbConflict {
+            code: codes::SEVERAL_DISRUPTION_BUDGETS,
             namespace: ns.into(),
             pod: pod.into(),
             budgets: budgets.iter().map(|b| b.to_string()).collect(),
@@ -643,13 +644,9 @@ mod tests {
     #[test]
     fn contested_objects_become_one_finding_at_their_worst_contest() {
         let contests = vec![
-            Contest { path: ".status.x".into(), kind: ContestKind::StatusViaMainResource, managers: vec!["a".into()] },
-            Contest {
-                path: ".spec.replicas".into(),
-                kind: ContestKind::UpdateInsideApply,
-                managers: vec!["kubectl".into(), "hpa".into()],
-            },
-            Contest { path: ".spec".into(), kind: ContestKind::SameManagerApplyAndUpdate, managers: vec!["x".into()] },
+            Contest::new(".status.x".into(), ContestKind::StatusViaMainResource, vec!["a".into()]),
+            Contest::new(".spec.replicas".into(), ContestKind::UpdateInsideApply, vec!["kubectl".into(), "hpa".into()]),
+            Contest::new(".spec".into(), ContestKind::SameManagerApplyAndUpdate, vec!["x".into()]),
         ];
         let notes_only = vec![contests[2].clone()];
         let got = fields([

@@ -86,7 +86,15 @@ impl ContestKind {
 pub struct Contest {
     pub path: String,
     pub kind: ContestKind,
+    /// The kind's stable code (CO4xx), what ignore rules name.
+    pub code: &'static str,
     pub managers: Vec<String>,
+}
+
+impl Contest {
+    pub fn new(path: String, kind: ContestKind, managers: Vec<String>) -> Contest {
+        Contest { path, kind, code: super::codes::contest(kind), managers }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -127,11 +135,7 @@ pub fn contests(entries: &[Entry]) -> Vec<Contest> {
         if let Some(label) = mixed_label(entries, manager)
             && noted.insert(manager.to_string())
         {
-            out.push(Contest {
-                path: path.to_string(),
-                kind: ContestKind::SameManagerApplyAndUpdate,
-                managers: vec![label],
-            });
+            out.push(Contest::new(path.to_string(), ContestKind::SameManagerApplyAndUpdate, vec![label]));
         }
     };
     for (path, ids) in &owners {
@@ -144,7 +148,7 @@ pub fn contests(entries: &[Entry]) -> Vec<Contest> {
                 _ => ContestKind::ApplyAndUpdate,
             };
             let managers = writers.values().map(|w| writer_label(entries, w)).collect();
-            out.push(Contest { path: path.to_string(), kind, managers });
+            out.push(Contest::new(path.to_string(), kind, managers));
         } else if let Some((manager, w)) = writers.iter().next()
             && w.len() > 1
         {
@@ -157,18 +161,10 @@ pub fn contests(entries: &[Entry]) -> Vec<Contest> {
         for &i in ids {
             let e = &entries[i];
             if top == "status" && e.subresource.is_empty() && (e.is_apply() || bypasses_status(entries, e)) {
-                out.push(Contest {
-                    path: path.to_string(),
-                    kind: ContestKind::StatusViaMainResource,
-                    managers: vec![e.label()],
-                });
+                out.push(Contest::new(path.to_string(), ContestKind::StatusViaMainResource, vec![e.label()]));
             }
             if top != "status" && top != "metadata" && e.subresource == "status" {
-                out.push(Contest {
-                    path: path.to_string(),
-                    kind: ContestKind::SpecViaStatus,
-                    managers: vec![e.label()],
-                });
+                out.push(Contest::new(path.to_string(), ContestKind::SpecViaStatus, vec![e.label()]));
             }
         }
         // Update-owned only, while another writer's Apply owns a sibling under the same
@@ -191,7 +187,7 @@ pub fn contests(entries: &[Entry]) -> Vec<Contest> {
                         managers.push(label);
                     }
                 }
-                out.push(Contest { path: path.to_string(), kind: ContestKind::UpdateInsideApply, managers });
+                out.push(Contest::new(path.to_string(), ContestKind::UpdateInsideApply, managers));
             } else if let Some(e) = own.first() {
                 note(&mut out, path, &e.manager);
             }

@@ -94,6 +94,8 @@ pub enum FindingKind {
 pub struct Finding {
     pub namespace: String,
     pub name: String,
+    /// The kind's stable code (CO1xx).
+    pub code: &'static str,
     pub kind: FindingKind,
     pub message: String,
 }
@@ -165,7 +167,13 @@ pub fn findings(rows: &[LeaseRow]) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in rows {
         let mut add = |kind: FindingKind, message: String| {
-            out.push(Finding { namespace: r.namespace.clone(), name: r.name.clone(), kind, message })
+            out.push(Finding {
+                namespace: r.namespace.clone(),
+                name: r.name.clone(),
+                code: super::codes::lease(&kind),
+                kind,
+                message,
+            })
         };
         let age_secs = r.renew_age_seconds.unwrap_or_default();
         let age = human(std::time::Duration::from_secs_f64(age_secs.abs()));

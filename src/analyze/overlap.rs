@@ -75,6 +75,8 @@ pub struct SharedCounts {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PairFinding {
+    /// The stable code of an overlap (CO301).
+    pub code: &'static str,
     pub namespace: String,
     pub a: ObjRef,
     pub b: ObjRef,
@@ -103,6 +105,8 @@ pub struct DisjointPair {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PdbConflict {
+    /// The stable code of pods under several budgets (CO302).
+    pub code: &'static str,
     pub namespace: String,
     pub pod: String,
     pub budgets: Vec<String>,
@@ -268,6 +272,7 @@ fn finding(
     }
     let severity = if template_hazards.is_empty() && counts.total == 0 { Severity::Warning } else { Severity::Error };
     PairFinding {
+        code: super::codes::SELECTORS_OVERLAP,
         namespace: a.namespace.clone(),
         a: obj(a),
         b: obj(b),
@@ -389,7 +394,12 @@ fn pdb_conflicts(
         .map(|(p, budgets)| {
             let mut budgets: Vec<String> = budgets.into_iter().map(|i| cs[i].name.clone()).collect();
             budgets.sort();
-            PdbConflict { namespace: pods[p].namespace.clone(), pod: pods[p].name.clone(), budgets }
+            PdbConflict {
+                code: super::codes::SEVERAL_DISRUPTION_BUDGETS,
+                namespace: pods[p].namespace.clone(),
+                pod: pods[p].name.clone(),
+                budgets,
+            }
         })
         .collect()
 }

@@ -61,6 +61,8 @@ pub struct Stall {
     #[serde(skip)]
     pub object: usize,
     pub kind: StallKind,
+    /// The kind's stable code (CO5xx).
+    pub code: &'static str,
     /// "generation 7 not observed (observed 6)".
     pub what: String,
     /// When the work it waits on was asked for (the spec write, the pod's creation).
@@ -175,7 +177,16 @@ pub fn stalls(snap: &TraceSnapshot, now: Timestamp, after_secs: i64) -> Vec<Stal
         // Overdue by a known time: Some(Some(secs)); of unknown age: Some(None).
         let overdue_spec = || if spec_time_unknown { Some(None) } else { overdue(spec_at).map(Some) };
         let mut push = |kind, what: String, since: Option<Timestamp>, stalled, responsible, evidence| {
-            out.push(Stall { object: i, kind, what, since, stalled_seconds: stalled, responsible, evidence })
+            out.push(Stall {
+                object: i,
+                kind,
+                code: super::codes::stall(kind),
+                what,
+                since,
+                stalled_seconds: stalled,
+                responsible,
+                evidence,
+            })
         };
 
         // Generation not observed.

@@ -92,7 +92,7 @@ pub fn table(report: &LeaseReport, printer: &Printer, all_namespaces: bool, name
         table.lines.push(String::new());
         for f in &report.findings {
             let kind = serde_name(&f.kind);
-            let line = format!("{}/{}: {kind}: {}", f.namespace, f.name, f.message);
+            let line = format!("{}/{}: {} {kind}: {}", f.namespace, f.name, f.code, f.message);
             table.lines.push(paint(&line, Tone::Bad, printer.color));
         }
     }

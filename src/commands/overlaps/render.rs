@@ -57,8 +57,9 @@ pub fn table(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -
     }
     for c in &a.pdb_conflicts {
         text.push(format!(
-            "{}/{}: matched by {} PodDisruptionBudgets ({}): the eviction API will refuse to evict it",
+            "{}/{}: {} matched by {} PodDisruptionBudgets ({}): the eviction API will refuse to evict it",
             c.namespace,
+            c.code,
             c.pod,
             c.budgets.len(),
             c.budgets.join(", ")

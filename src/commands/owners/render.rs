@@ -84,6 +84,8 @@ struct EdgeOut<'a> {
 #[serde(rename_all = "camelCase")]
 struct FindingOut<'a> {
     kind: FindingKind,
+    /// The kind's stable code (CO2xx).
+    code: &'static str,
     object: ObjectRef<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reference: Option<&'a OwnerRef>,
@@ -161,6 +163,7 @@ fn findings_out<'a>(graph: &'a Graph, findings: &'a [Finding]) -> Vec<FindingOut
         .iter()
         .map(|f| FindingOut {
             kind: f.kind,
+            code: crate::analyze::codes::owner(f.kind),
             object: object_ref(graph, f.object),
             reference: f.reference.map(|k| &graph.objects[f.object].owner_refs[k]),
             message: &f.message,
@@ -332,7 +335,8 @@ fn findings_text(graph: &Graph, findings: &[Finding], printer: &Printer) -> Stri
         text.push('\n');
     }
     for f in findings {
-        let line = format!("{}: {}: {}", label(graph, f.object), serde_name(&f.kind), f.message);
+        let code = crate::analyze::codes::owner(f.kind);
+        let line = format!("{}: {code} {}: {}", label(graph, f.object), serde_name(&f.kind), f.message);
         text.push_str(&paint(&line, Tone::Bad, printer.color));
         text.push('\n');
     }

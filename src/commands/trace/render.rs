@@ -83,6 +83,8 @@ struct StallWire<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     namespace: Option<&'a str>,
     kind: StallKind,
+    /// The kind's stable code (CO5xx).
+    code: &'static str,
     what: &'a str,
     since: Option<Timestamp>,
     stalled_seconds: Option<i64>,
@@ -121,6 +123,7 @@ impl Report {
                     reference: label(e.stall.object),
                     namespace: self.snap.objects[e.stall.object].namespace.as_deref(),
                     kind: e.stall.kind,
+                    code: e.stall.code,
                     what: &e.stall.what,
                     since: e.stall.since,
                     stalled_seconds: e.stall.stalled_seconds,
@@ -218,8 +221,13 @@ impl Report {
         let mut text = paint(&format!("STALLS ({})\n", self.stalls.len()), Tone::Bad, printer.color);
         for e in &self.stalls {
             let o = &self.snap.objects[e.stall.object];
-            let line =
-                format!("  {} {}: {}\n", o.label(), serde_name(&e.stall.kind), sentence(&e.stall, e.lease.as_ref()));
+            let line = format!(
+                "  {} {} {}: {}\n",
+                o.label(),
+                e.stall.code,
+                serde_name(&e.stall.kind),
+                sentence(&e.stall, e.lease.as_ref())
+            );
             text.push_str(&paint(&line, Tone::Bad, printer.color));
             for ev in &e.stall.evidence {
                 text.push_str(&format!("      {ev}\n"));
@@ -335,7 +343,7 @@ mod tests {
         let sched = lines.iter().find(|l| l.contains("FailedScheduling")).expect(&text);
         assert!(sched.starts_with("10:01:01.250"), "precise event times keep milliseconds: {sched}");
         assert!(
-            text.contains("STALLS (1)\n  pod/web-1-a unscheduled: no node assigned for 3m59s; the scheduler"),
+            text.contains("STALLS (1)\n  pod/web-1-a CO503 unscheduled: no node assigned for 3m59s; the scheduler"),
             "{text}"
         );
         assert!(text.contains("      FailedScheduling (default-scheduler x3"), "{text}");
