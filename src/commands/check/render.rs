@@ -132,8 +132,8 @@ impl Report {
             s => format!(" at or above {}", serde_name(&s)),
         };
         for a in &self.accepted {
-            let place = a.namespace.as_deref().map(|n| format!(" in {n}")).unwrap_or_default();
-            lines.push(format!("accepted as unreadable: {}{place} ({}): {}", a.resource, a.reason, a.why));
+            let what = place(&a.resource, a.namespace.as_deref());
+            lines.push(format!("accepted as unreadable: {what} ({}): {}", a.reason, a.why));
         }
         let silenced = match (self.silenced.len(), self.show_silenced) {
             (0, _) => String::new(),
