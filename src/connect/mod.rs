@@ -9,7 +9,9 @@ pub mod list;
 pub mod protobuf;
 pub mod proxy;
 pub mod request;
+pub mod retry;
 pub mod transport;
+mod unreachable;
 pub mod watch;
 
 use std::sync::Arc;
@@ -233,5 +235,6 @@ pub fn decode<T: serde::de::DeserializeOwned>(reply: &Reply, path: &str, server:
         server: server.to_string(),
         failure: request::Failure::Undecodable,
         message,
+        retry_after: None,
     })
 }

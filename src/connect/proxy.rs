@@ -47,13 +47,27 @@ pub fn choose(
     parse(&value, name).map(|url| Some(Proxy { url, source: Source::Env(name) }))
 }
 
+/// A URL as it may be printed: a password in it becomes `xxxxx`, the user name stays, as
+/// Go's `url.URL.Redacted` (and so kubectl) prints it. Also for text that does not parse as a
+/// URL, which error messages quote too.
+pub fn redacted(url: &str) -> String {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let end = url[start..].find(['/', '?', '#']).map_or(url.len(), |i| start + i);
+    let Some(at) = url[start..end].rfind('@').map(|i| start + i) else { return url.to_string() };
+    match url[start..at].find(':') {
+        Some(colon) => format!("{}:xxxxx{}", &url[..start + colon], &url[at..]),
+        None => url.to_string(),
+    }
+}
+
 fn parse(url: &str, source: &str) -> Result<http::Uri, String> {
-    let uri: http::Uri = url.parse().map_err(|e| format!("invalid proxy URL {url:?} in {source}: {e}"))?;
+    let shown = redacted(url);
+    let uri: http::Uri = url.parse().map_err(|e| format!("invalid proxy URL {shown:?} in {source}: {e}"))?;
     match uri.scheme_str() {
         Some("http" | "https" | "socks5") if uri.host().is_some() => Ok(uri),
-        Some("http" | "https" | "socks5") => Err(format!("invalid proxy URL {url:?} in {source}: no host")),
+        Some("http" | "https" | "socks5") => Err(format!("invalid proxy URL {shown:?} in {source}: no host")),
         other => Err(format!(
-            "proxy URL {url:?} in {source}: scheme {:?} is not supported (http, https, socks5)",
+            "proxy URL {shown:?} in {source}: scheme {:?} is not supported (http, https, socks5)",
             other.unwrap_or("")
         )),
     }
@@ -177,6 +191,23 @@ mod tests {
         assert!(with("api.example.com:443", "https://api.example.com:6443"), "a port must match");
         assert!(!with("other.org, API.example.com", "https://api.example.com"), "lists, spaces and case");
         assert!(!with("2001:db8::/32", "https://[2001:db8::1]:6443"));
+    }
+
+    #[test]
+    fn passwords_are_redacted_as_go_redacts_them() {
+        assert_eq!(redacted("http://user:s3cret@127.0.0.1:3128/"), "http://user:xxxxx@127.0.0.1:3128/");
+        assert_eq!(redacted("socks5://u:p@h:1"), "socks5://u:xxxxx@h:1");
+        // A user name alone is not a secret; no userinfo, nothing to do.
+        assert_eq!(redacted("http://user@h:1"), "http://user@h:1");
+        assert_eq!(redacted("http://h:1/a@b"), "http://h:1/a@b");
+        // An @ in the password, and text without a scheme.
+        assert_eq!(redacted("http://u:p@ss@h:1"), "http://u:xxxxx@h:1");
+        assert_eq!(redacted("u:pw@h:1"), "u:xxxxx@h:1");
+        let server: http::Uri = "https://api.example.com".parse().unwrap();
+        for bad in ["ftp://u:s3cret@h:21", "http://u:s3cret@[bad", "http://u:s3cret@"] {
+            let err = choose(&server, Some(bad), env(&[])).unwrap_err();
+            assert!(!err.contains("s3cret") && err.contains("u:xxxxx@"), "{err}");
+        }
     }
 
     #[test]

@@ -7,13 +7,15 @@
 
 use std::fmt;
 use std::io::Write;
-use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use http::{Method, Request, StatusCode, header};
 use jiff::Timestamp;
 
 use super::kubeconfig::Target;
+use super::retry::{self, Attempts, Cause};
 use super::transport::Wire;
 
 /// Media types the plugin asks for.
@@ -124,6 +126,8 @@ pub struct RequestError {
     pub server: String,
     pub failure: Failure,
     pub message: String,
+    /// The server's Retry-After, when it sent one (429, some 503s).
+    pub retry_after: Option<Duration>,
 }
 
 impl RequestError {
@@ -172,6 +176,15 @@ impl RequestError {
                 format!("{}: {}", self.short(), self.message.split_whitespace().collect::<Vec<_>>().join(" "))
             }
             _ => self.short(),
+        }
+    }
+
+    /// Why, without the request: the status and the server's message, or what the transport met.
+    pub fn why(&self) -> String {
+        match &self.failure {
+            Failure::Status { .. } if !self.message.is_empty() => format!("{}: {}", self.short(), self.message),
+            Failure::Status { .. } => self.short(),
+            _ => self.message.clone(),
         }
     }
 
@@ -224,10 +237,43 @@ pub struct Conn {
     client: kube::Client,
     server: String,
     timeout: Option<Duration>,
-    /// The proxy's URL, named in every error that did not reach the server.
+    /// The proxy's URL (its password redacted), named in every error that did not reach the server.
     proxy: Option<String>,
     /// Ask for gzip, as kubectl does, unless the kubeconfig says `disable-compression: true`.
     gzip: bool,
+    /// The first request the server left unanswered (a timeout, a lost connection), shared by
+    /// every clone: once one request cannot be answered, the others have nothing to add, so
+    /// they fail at once with it rather than each waiting out its own --request-timeout.
+    /// A watch that waits for the server to come back clears it ([`Conn::retry_server`]).
+    lost: Arc<Mutex<Option<RequestError>>>,
+    /// Since when watches on this connection have been waiting for the server to come back:
+    /// several watches (trace) share one outage, said once when it starts and once when it ends.
+    outage: Arc<Mutex<Option<Instant>>>,
+}
+
+/// Requests the server throttled (429) at least once, and those still throttled when their
+/// retry budget ran out: said once at the end of the run ([`throttle_summary`]).
+static THROTTLED: AtomicUsize = AtomicUsize::new(0);
+static THROTTLED_FINALLY: AtomicUsize = AtomicUsize::new(0);
+
+/// "31 requests throttled by the API server (429), all retried": why a run was slow, or
+/// why it is incomplete. None when nothing was throttled.
+pub fn throttle_summary() -> Option<String> {
+    let throttled = THROTTLED.load(Ordering::Relaxed);
+    let refused = THROTTLED_FINALLY.load(Ordering::Relaxed);
+    let requests = |n: usize| if n == 1 { "1 request".to_string() } else { format!("{n} requests") };
+    match (throttled, refused) {
+        (0, _) => None,
+        (n, 0) => Some(format!("{} throttled by the API server (429), all retried", requests(n))),
+        (n, r) => Some(format!(
+            "{} throttled by the API server (429); {} still throttled after {} retries or {}s of waiting, \
+             and what it would have read is reported as skipped",
+            requests(n),
+            if r == 1 { "1 was".to_string() } else { format!("{r} were") },
+            retry::THROTTLE_RETRIES,
+            retry::THROTTLE_BUDGET.as_secs()
+        )),
+    }
 }
 
 impl Conn {
@@ -238,8 +284,13 @@ impl Conn {
             client,
             server: target.server.trim_end_matches('/').to_string(),
             timeout: target.request_timeout,
-            proxy: target.proxy.as_ref().map(|p| p.url.to_string().trim_end_matches('/').to_string()),
+            proxy: target
+                .proxy
+                .as_ref()
+                .map(|p| super::proxy::redacted(&p.url.to_string()).trim_end_matches('/').into()),
             gzip: !target.config.disable_compression,
+            lost: Arc::default(),
+            outage: Arc::default(),
         })
     }
 
@@ -288,11 +339,51 @@ impl Conn {
             .header(header::ACCEPT, effective_accept(path, accept, true).header_value())
             .body(Vec::new())
             .expect("a GET with a valid path always builds");
+        self.check_lost()?;
         let line = Self::trace_line(&request);
         let started = Self::trace_clock();
-        let response = self.bounded(&Method::GET, path, self.respond(request)).await?;
+        let response = self.bounded(&Method::GET, path, self.respond(request)).await.inspect_err(|e| self.note(e))?;
         Self::trace(line, response.extensions().get::<Wire>(), None, started);
         Ok(WatchStream { body: response.into_body(), buffer: Vec::new() })
+    }
+
+    /// Fails at once when an earlier request found the server silent or gone.
+    fn check_lost(&self) -> Result<(), RequestError> {
+        match self.lost.lock().map(|l| l.clone()) {
+            Ok(Some(e)) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Remembers a request the server left unanswered (the first one only).
+    fn note(&self, e: &RequestError) {
+        if matches!(e.failure, Failure::Timeout | Failure::Unreachable { closed: false })
+            && let Ok(mut lost) = self.lost.lock()
+        {
+            lost.get_or_insert_with(|| e.clone());
+        }
+    }
+
+    /// A watch found the server gone: true for the first to find it, which says so.
+    pub fn outage_begins(&self) -> bool {
+        self.outage.lock().is_ok_and(|mut since| {
+            let first = since.is_none();
+            since.get_or_insert_with(Instant::now);
+            first
+        })
+    }
+
+    /// A watch reached the server again: how long it was gone, for the first to reach it.
+    pub fn outage_ends(&self) -> Option<Duration> {
+        self.outage.lock().ok()?.take().map(|since| since.elapsed())
+    }
+
+    /// For a watch waiting out a server restart: ask the server again, rather than fail
+    /// with what an earlier request met.
+    pub fn retry_server(&self) {
+        if let Ok(mut lost) = self.lost.lock() {
+            *lost = None;
+        }
     }
 
     /// The start of a trace line: method, Accept and path (what the benchmark replays).
@@ -329,27 +420,40 @@ impl Conn {
         }
     }
 
-    /// A whole request, headers and body, within --request-timeout; an overloaded or
-    /// failing server (429, 5xx) is asked again a few times, still within that bound.
+    /// A whole request, headers and body, each attempt within --request-timeout; a throttled
+    /// (429) or failing (5xx) server is asked again as [`retry`] decides.
     async fn send(&self, request: Request<Vec<u8>>) -> Result<Reply, RequestError> {
         let (method, path) = (request.method().clone(), request.uri().to_string());
-        let call = async {
-            let mut retries = 0;
-            loop {
-                match self.send_once(copy(&request), &method, &path).await {
-                    Err(e)
-                        if (e.code().is_some_and(retryable)
-                            || e.failure == (Failure::Unreachable { closed: true }))
-                            && retries < MAX_RETRIES =>
-                    {
-                        tokio::time::sleep(backoff(retries)).await;
-                        retries += 1;
+        self.check_lost()?;
+        let started = Instant::now();
+        let mut so_far = Attempts::default();
+        let mut throttled = false;
+        loop {
+            let e = match self.bounded(&method, &path, self.send_once(copy(&request), &method, &path)).await {
+                Ok(reply) => return Ok(reply),
+                Err(e) => e,
+            };
+            let cause = retry::cause(e.code(), e.failure == (Failure::Unreachable { closed: true }));
+            if cause == Cause::Throttled && !throttled {
+                throttled = true;
+                THROTTLED.fetch_add(1, Ordering::Relaxed);
+            }
+            so_far.elapsed = started.elapsed();
+            match retry::next_wait(cause, e.retry_after, so_far, self.timeout, fastrand::f64()) {
+                Some(wait) => {
+                    tokio::time::sleep(wait).await;
+                    so_far.retries += 1;
+                    so_far.waited += wait;
+                }
+                None => {
+                    if cause == Cause::Throttled {
+                        THROTTLED_FINALLY.fetch_add(1, Ordering::Relaxed);
                     }
-                    other => return other,
+                    self.note(&e);
+                    return Err(e);
                 }
             }
-        };
-        self.bounded(&method, &path, call).await
+        }
     }
 
     async fn send_once(&self, request: Request<Vec<u8>>, method: &Method, path: &str) -> Result<Reply, RequestError> {
@@ -406,8 +510,8 @@ impl Conn {
             }
             Err(e) => {
                 let message = match &self.proxy {
-                    Some(proxy) => format!("through proxy {proxy}: {}", flat(&e)),
-                    None => flat(&e),
+                    Some(proxy) => format!("through proxy {proxy}: {}", super::unreachable::sentence(&e)),
+                    None => super::unreachable::sentence(&e),
                 };
                 let failure = Failure::Unreachable { closed: closed_gracefully(&e) };
                 return Err(self.error(&method, &path, failure, message));
@@ -416,10 +520,14 @@ impl Conn {
         if !response.status().is_success() {
             let code = response.status().as_u16();
             let gzipped = is_gzip(&response);
+            let retry_after = response_retry_after(response.headers());
             let body = response.into_body().collect_bytes().await.map(|b| b.to_vec()).unwrap_or_default();
             let body = if gzipped { super::gzip::inflate(&body).unwrap_or_default() } else { body };
             let (reason, message) = status_text(&body);
-            return Err(self.error(&method, &path, Failure::Status { code, reason }, message));
+            return Err(RequestError {
+                retry_after,
+                ..self.error(&method, &path, Failure::Status { code, reason }, message)
+            });
         }
         Ok(response)
     }
@@ -440,7 +548,14 @@ impl Conn {
     }
 
     fn error(&self, method: &Method, path: &str, failure: Failure, message: String) -> RequestError {
-        RequestError { method: method.clone(), path: path.to_string(), server: self.server.clone(), failure, message }
+        RequestError {
+            method: method.clone(),
+            path: path.to_string(),
+            server: self.server.clone(),
+            failure,
+            message,
+            retry_after: None,
+        }
     }
 }
 
@@ -471,20 +586,6 @@ fn closed_gracefully(err: &(dyn std::error::Error + 'static)) -> bool {
         next = e.source();
     }
     false
-}
-
-/// Retries after a 429 or 5xx answer, on top of the first attempt.
-const MAX_RETRIES: u32 = 3;
-
-/// Answers that say "not now" rather than "no": overload (429, priority and
-/// fairness) and server-side failures that often pass (an etcd leader change, a restart).
-fn retryable(code: u16) -> bool {
-    matches!(code, 429 | 500 | 502 | 503 | 504)
-}
-
-/// 250 ms, 500 ms, 1 s: under two seconds in all.
-fn backoff(retry: u32) -> Duration {
-    Duration::from_millis(250 << retry.min(4))
 }
 
 /// Requests are not Clone; a retry needs the same method, URI, headers and body again.
@@ -525,6 +626,10 @@ impl WatchStream {
             }
         }
     }
+}
+
+fn response_retry_after(headers: &http::HeaderMap) -> Option<Duration> {
+    headers.get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(retry::parse_retry_after)
 }
 
 fn is_gzip<B>(response: &http::Response<B>) -> bool {
@@ -607,15 +712,7 @@ mod tests {
     }
 
     #[test]
-    fn overload_and_server_failures_are_retried_briefly_refusals_are_not() {
-        for code in [429, 500, 502, 503, 504] {
-            assert!(retryable(code), "{code}");
-        }
-        for code in [400, 401, 403, 404, 405, 409, 410, 422] {
-            assert!(!retryable(code), "{code}");
-        }
-        let total: Duration = (0..MAX_RETRIES).map(backoff).sum();
-        assert_eq!(total, Duration::from_millis(1750));
+    fn a_retried_request_is_the_same_request() {
         let r = Request::builder()
             .method(Method::POST)
             .uri("/apis/authentication.k8s.io/v1/selfsubjectreviews")
@@ -659,6 +756,7 @@ mod tests {
             server: "https://127.0.0.1:1".into(),
             failure: Failure::Unreachable { closed: false },
             message: "connection refused".into(),
+            retry_after: None,
         };
         assert_eq!(
             e.to_string(),
