@@ -124,6 +124,16 @@ impl Tracker {
         gone.into_iter().flat_map(|(ns, name)| self.delete(&ns, &name)).collect()
     }
 
+    /// The watch was blind from `since` to `now` (the API server was gone): that time does not
+    /// count against a holder, whose renewals could not be seen either. Leases observed after
+    /// the watch came back keep their time.
+    pub fn forgive(&mut self, since: Duration, now: Duration) {
+        let blind = now.saturating_sub(since);
+        for seen in self.leases.values_mut().filter(|seen| seen.observed_at <= since) {
+            seen.observed_at += blind;
+        }
+    }
+
     /// Time passing: leases whose record has not changed for too long.
     pub fn tick(&mut self, now: Duration) -> Vec<Keyed> {
         let mut events = Vec::new();
@@ -204,6 +214,23 @@ mod tests {
             vec![WatchEvent::LeaderChanged { from: Some("a".into()), to: Some("b".into()), transitions: Some(1) }]
         );
         assert!(t.tick(s(10.0)).is_empty(), "the new holder is live");
+    }
+
+    #[test]
+    fn time_the_watch_was_blind_does_not_count_against_a_holder() {
+        let mut t = Tracker::default();
+        t.observe(lease("a", 100, 0), s(0.0));
+        // Blind from 1 s to 12 s: the 6 s lease was not seen renewing, nor could it be.
+        t.forgive(s(1.0), s(12.0));
+        assert!(t.tick(s(12.5)).is_empty());
+        // Its clock runs again from there: 11 s of blindness off, expired 6 s after 1 s + 11 s.
+        assert!(matches!(events(t.tick(s(15.5)))[..], [WatchEvent::AtRisk { .. }]));
+        assert!(matches!(events(t.tick(s(17.5)))[..], [WatchEvent::Expired { .. }]));
+        // A lease seen after the watch came back is not moved.
+        let mut t = Tracker::default();
+        t.observe(lease("a", 100, 0), s(13.0));
+        t.forgive(s(1.0), s(12.0));
+        assert!(matches!(events(t.tick(s(17.5)))[..], [WatchEvent::AtRisk { .. }]));
     }
 
     #[test]

@@ -73,7 +73,7 @@ pub async fn run(
                 printer.warn(&format!("{} {name:?} was deleted", resource.kind));
                 return Ok(());
             }
-            Event::Tick => return Ok(()),
+            Event::Tick | Event::Resumed(_) => return Ok(()),
         };
         seen = true;
         let fields = analyze_object(&resource.kind, ns, name, &object, None, args);

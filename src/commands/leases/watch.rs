@@ -73,6 +73,11 @@ pub async fn run(session: &Session, printer: &Printer, opts: &WatchOptions<'_>) 
                 None => Vec::new(),
             },
             Event::Tick => tracker.tick(start.elapsed()),
+            Event::Resumed(blind) => {
+                let now = start.elapsed();
+                tracker.forgive(now.saturating_sub(blind), now);
+                Vec::new()
+            }
         };
         emit(printer, events)
     };

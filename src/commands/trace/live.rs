@@ -97,7 +97,7 @@ pub async fn run(
                     Event::Listed(items) => Arrival::Listed(source, items),
                     Event::Upsert(o) => Arrival::Upsert(source, o),
                     Event::Deleted(o) => Arrival::Deleted(source, o),
-                    Event::Tick => return Ok(()),
+                    Event::Tick | Event::Resumed(_) => return Ok(()),
                 };
                 tx.send(arrival).map_err(|_| anyhow!("trace ended"))
             };
@@ -162,6 +162,13 @@ pub async fn run(
                 let rv = |item: &Value| item.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default().to_string();
                 match arrival {
                     Arrival::Failed(e) => return Err(e),
+                    // A new list after the watch expired (its version compacted away while the
+                    // server was gone): what changed meanwhile is seen now, as watched changes are.
+                    Arrival::Listed(source, items) if listed[source] => {
+                        for item in items {
+                            reorder.push(&rv(&item), Instant::now(), Timestamp::now(), (source, item, false));
+                        }
+                    }
                     Arrival::Listed(source, items) => {
                         listed[source] = true;
                         for item in &items {
