@@ -16,7 +16,8 @@ Exit codes:
   0  success
   1  error talking to or reading from the cluster
   2  bad usage or input (flags, arguments, kubeconfig, context)
-  3  findings reported by a command run with --exit-code";
+  3  findings reported by a command run with --exit-code
+  4  nothing found with --exit-code, but something in scope could not be read";
 
 #[derive(Debug, Parser)]
 #[command(

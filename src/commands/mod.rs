@@ -36,7 +36,7 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
         ));
     }
     let (conn, fleet) = (&cli.connection, &cli.fleet);
-    match cli.command {
+    let result = match cli.command {
         Command::Version(args) => version::run(conn, fleet, &printer, &args).await,
         Command::Completion(args) => completion::run(&args),
         Command::Leases(args) => leases::run(conn, fleet, &printer, &args).await,
@@ -46,7 +46,12 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
         Command::Trace(args) => trace::run(conn, &printer, &args).await,
         Command::Check(args) => check::run(conn, fleet, &printer, &args).await,
         Command::Schema(args) => schema::run(&printer, &args),
+    };
+    // Said once, last, whatever the outcome: why the run was slow, or why it missed something.
+    if let Some(throttled) = crate::connect::request::throttle_summary() {
+        printer.warn(&throttled);
     }
+    result
 }
 
 /// The commands that read a whole scope rather than one object or a watch.

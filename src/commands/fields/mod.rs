@@ -43,7 +43,7 @@ pub struct FieldsArgs {
     /// Only fields under this path (e.g. .spec.template)
     #[arg(long, value_name = "PREFIX")]
     pub path: Option<String>,
-    /// Exit 3 on apply-and-update, update-and-update or update-inside-apply contests between writers (with --watch: when a fight was seen)
+    /// Exit 3 on apply-and-update, update-and-update or update-inside-apply contests between writers (with --watch: when a fight was seen); exit 4 when there is none but something in scope could not be read
     #[arg(long)]
     pub exit_code: bool,
     /// Stay on a watch of one object: a line each time a field's owners change, and the
@@ -256,6 +256,7 @@ async fn run_census(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer,
             .chain(census.undecodable.iter().map(|note| format!("managedFields not understood: {note}")))
             .collect();
         rendered.findings = census.contested.iter().flat_map(|o| &o.contests).any(is_fight);
+        rendered.incomplete = !census.skipped.is_empty();
         Ok(rendered)
     })
     .await

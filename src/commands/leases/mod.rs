@@ -48,7 +48,7 @@ pub struct LeasesArgs {
     /// List node heartbeat leases one by one instead of the summary line
     #[arg(long)]
     pub nodes: bool,
-    /// Exit 3 when any lease is expired, at-risk or skewed, or its holder pod is missing
+    /// Exit 3 when any lease is expired, at-risk or skewed, or its holder pod is missing; exit 4 when there is none but something in scope could not be read
     #[arg(long)]
     pub exit_code: bool,
     /// Stay on a watch: one line per renewal, leader change, at-risk or expiry
@@ -83,6 +83,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
         let mut rendered = Rendered::new(printer, &report, table)?;
         rendered.warnings = report.skipped.iter().map(|note| format!("not read: {note}")).collect();
         rendered.findings = !report.findings.is_empty();
+        rendered.incomplete = !report.skipped.is_empty();
         Ok(rendered)
     })
     .await

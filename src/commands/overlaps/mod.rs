@@ -47,7 +47,7 @@ pub struct OverlapsArgs {
     /// Also list disjoint pairs with the key that separates them
     #[arg(long)]
     pub explain: bool,
-    /// Exit 3 when any finding at or above --min-severity exists, or a pod is under several PDBs
+    /// Exit 3 when any finding at or above --min-severity exists, or a pod is under several PDBs; exit 4 when there is none but something in scope could not be read
     #[arg(long)]
     pub exit_code: bool,
     /// Lowest severity that --exit-code counts
@@ -94,5 +94,6 @@ async fn rendered(session: &Session, printer: &Printer, args: &OverlapsArgs) -> 
         MinSeverity::Error => Severity::Error,
     };
     rendered.findings = analysis.findings.iter().any(|f| f.severity >= floor) || !analysis.pdb_conflicts.is_empty();
+    rendered.incomplete = !snap.skipped.is_empty();
     Ok(rendered)
 }

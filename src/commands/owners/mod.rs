@@ -60,7 +60,7 @@ pub struct OwnersArgs {
     /// An object deleting for longer than this, with finalizers left, is stuck
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = duration_arg("--stuck-after"))]
     pub stuck_after: std::time::Duration,
-    /// Exit 3 when any finding is reported
+    /// Exit 3 when any finding is reported; exit 4 when there is none but something in scope could not be read
     #[arg(long)]
     pub exit_code: bool,
 }
@@ -149,7 +149,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
         out(&report.text(printer))?;
     }
     render::footer(printer, &snap.skipped);
-    Ok(outcome(args.exit_code, &found))
+    Ok(outcome(args.exit_code, &found, !snap.skipped.is_empty()))
 }
 
 /// `owners --all`: every object in scope, findings only.
@@ -176,9 +176,14 @@ async fn scan(session: &Session, printer: &Printer, stuck_after: std::time::Dura
     let mut rendered = Rendered::new(printer, &report.machine(), || report.table(printer))?;
     rendered.warnings = render::footer_lines(&snap.skipped);
     rendered.findings = !found.is_empty();
+    rendered.incomplete = !snap.skipped.is_empty();
     Ok(rendered)
 }
 
-fn outcome(exit_code: bool, found: &[Finding]) -> Outcome {
-    if exit_code && !found.is_empty() { Outcome::Findings } else { Outcome::Clean }
+fn outcome(exit_code: bool, found: &[Finding], incomplete: bool) -> Outcome {
+    match (exit_code, found.is_empty(), incomplete) {
+        (true, false, _) => Outcome::Findings,
+        (true, true, true) => Outcome::Incomplete,
+        _ => Outcome::Clean,
+    }
 }
