@@ -90,3 +90,40 @@ fn a_slow_server_is_waited_for_within_the_timeout() {
         assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
     }
 }
+
+/// A server that accepts connections and never answers, from the first byte: every command
+/// (and every form of it: one object, a namespace, all namespaces, a watch) ends within about
+/// one --request-timeout, not one per request it would have made. Once one request goes
+/// unanswered the others fail with it. Before, `leases` took three timeouts (9 s for 3 s).
+#[test]
+fn a_silent_server_ends_every_command_within_one_request_timeout() {
+    let c = cluster();
+    let hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = format!("https://127.0.0.1:{}", hole.local_addr().unwrap().port());
+    let every: &[&[&str]] = &[
+        &["version"],
+        &["leases"],
+        &["leases", "-A"],
+        &["leases", "--watch"],
+        &["overlaps"],
+        &["overlaps", "-A"],
+        &["fields", "deploy/x"],
+        &["fields", "deploy/x", "--watch"],
+        &["fields", "-A"],
+        &["owners", "deploy/x"],
+        &["owners", "--all", "-A"],
+        &["trace", "deploy/x"],
+        &["trace", "deploy/x", "--watch"],
+        &["check"],
+        &["check", "-A"],
+    ];
+    for args in every {
+        let started = Instant::now();
+        let run = c.coord("viewer", &[args, &["--server", &server, "--request-timeout", "2s"][..]].concat()).code(1);
+        let took = started.elapsed();
+        run.one_line_error("no answer within --request-timeout 2s");
+        // One timeout, plus the start of the process: well under two.
+        assert!(took < Duration::from_millis(3500), "{args:?} took {took:?} with --request-timeout 2s");
+    }
+    drop(hole);
+}

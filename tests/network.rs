@@ -329,3 +329,115 @@ fn a_proxy_that_is_down_or_refuses_is_one_line_naming_it() {
     let bad = kubeconfig_with(&c, "via-ftp-proxy", "proxy-url: ftp://127.0.0.1:21", None);
     coord_with(&bad, &[], &["leases"]).code(2).one_line_error("not supported");
 }
+
+/// Every way a connection can fail, with a token, a proxy password and a client key all set:
+/// none of them is ever printed, and each failure is one plain line. The proxy's user name
+/// stays, its password shows as xxxxx (as Go's url.Redacted, and so kubectl, print it).
+#[test]
+fn no_secret_in_any_connection_error() {
+    const TOKEN: &str = "s3cr3t-t0ken-4711";
+    const PASSWORD: &str = "pr0xy-pa55word";
+    let c = cluster();
+    let dir = c.dir.join(format!("secrets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A client certificate and key of no authority the server knows.
+    let (cert, key) = (dir.join("client.crt"), dir.join("client.key"));
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=nobody", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let b64 = |path: &Path| {
+        let out = Command::new("base64").arg("-w0").arg(path).output().unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let key_data = b64(&key);
+    let key_text = std::fs::read_to_string(&key).unwrap();
+    let key_line = key_text.lines().nth(5).unwrap().to_string();
+    let secrets = [TOKEN, PASSWORD, &key_data[..40], &key_line];
+
+    let kubeconfig = |name: &str, server: &str, ca: &Path, extra: &str| {
+        let text = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: {server}\n    \
+             certificate-authority-data: {}\n    {extra}\nusers:\n- name: x\n  user:\n    client-certificate-data: {}\n    \
+             client-key-data: {key_data}\ncontexts:\n- name: x\n  context: {{cluster: x, user: x}}\ncurrent-context: x\n",
+            b64(ca),
+            b64(&cert)
+        );
+        let path = dir.join(format!("{name}.kubeconfig"));
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let ca = c.dir.join("pki/ca.crt");
+    let api = c.env("SERVER");
+    let proxy_at = |addr: &str| format!("http://coord-proxy-user:{PASSWORD}@{addr}");
+    let dead = format!("127.0.0.1:{}", free_port());
+    let refusing = tinyproxy(&c, free_port());
+    let hole = TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent = format!("https://{}", hole.local_addr().unwrap());
+    let env_proxy = proxy_at(&dead);
+
+    // (case, kubeconfig, environment, what the one line says)
+    type Case<'a> = (&'a str, PathBuf, Vec<(&'a str, &'a str)>, &'a str);
+    let cases: Vec<Case> = vec![
+        (
+            "unreachable server",
+            kubeconfig("unreachable", &format!("https://127.0.0.1:{}", free_port()), &ca, ""),
+            vec![("HTTPS_PROXY", &env_proxy)],
+            "connection refused",
+        ),
+        (
+            "dead proxy (proxy-url)",
+            kubeconfig("dead-proxy", &api, &ca, &format!("proxy-url: {}", proxy_at(&dead))),
+            vec![],
+            "cannot connect to the proxy: connection refused",
+        ),
+        (
+            "dead proxy (HTTPS_PROXY)",
+            kubeconfig("dead-env-proxy", "https://coord-api.invalid:6443", &ca, ""),
+            vec![("HTTPS_PROXY", &env_proxy)],
+            "cannot connect to the proxy: connection refused",
+        ),
+        (
+            "refused CONNECT",
+            kubeconfig("refusing-proxy", &api, &ca, &format!("proxy-url: {}", proxy_at(&refusing.addr.to_string()))),
+            vec![],
+            "the proxy refused to open a tunnel to the API server",
+        ),
+        (
+            "TLS failure",
+            kubeconfig("wrong-ca", &api, &cert, ""),
+            vec![("HTTPS_PROXY", &env_proxy)],
+            "the TLS handshake failed",
+        ),
+        ("401", kubeconfig("unknown-client", &api, &ca, ""), vec![("HTTPS_PROXY", &env_proxy)], "401 Unauthorized"),
+        ("timeout", kubeconfig("silent", &silent, &ca, ""), vec![], "no answer within --request-timeout 2s"),
+    ];
+    for (case, kubeconfig, env, says) in &cases {
+        for args in [&["leases"][..], &["check", "-A", "-o", "json"]] {
+            let mut all = args.to_vec();
+            all.extend(["--token", TOKEN, "--request-timeout", "2s"]);
+            let run = coord_with(kubeconfig, env, &all).code(1);
+            run.one_line_error(says);
+            for secret in secrets {
+                assert!(
+                    !run.stdout.contains(secret) && !run.stderr.contains(secret),
+                    "{case}: {secret:?} printed: {}{}",
+                    run.stdout,
+                    run.stderr
+                );
+            }
+            if case.contains("proxy") || case.contains("CONNECT") {
+                assert!(run.stderr.contains("through proxy http://coord-proxy-user:xxxxx@"), "{case}: {}", run.stderr);
+            }
+            // One plain sentence: none of the layers' own prefixes.
+            for layer in ["ServiceError", "client error (Connect)", "tunnel error", "os error"] {
+                assert!(!run.stderr.contains(layer), "{case}: {}", run.stderr);
+            }
+        }
+    }
+    drop(hole);
+}

@@ -62,6 +62,14 @@ log "cargo test (unit, property and integration tests)"
 # --no-fail-fast: one failing test binary must not hide the rest (nor starve the
 # audit check below of the requests it reads).
 cargo test --locked --no-fail-fast -- --test-threads 4 || status=1
+# Last, as they disturb a cluster: kube-apiserver restarts on the second (tests/restarts.rs,
+# ignored in the run above), and beside them a 3-minute soak of the watches under churn on
+# the first (scripts/soak.sh; the 30-minute figures are in docs/safety.md).
+log "watches across API server restarts (second cluster) and a 3-minute soak (first cluster)"
+bash scripts/soak.sh 180 "$cluster_dir" &
+soak=$!
+cargo test --locked --test restarts -- --ignored || status=1
+wait "$soak" || { log "the soak failed (target/soak holds its samples and output)"; status=1; }
 log "read-only check over the audit log of the whole run"
 cargo test --locked --test audit || status=1
 log "krew: package, validate, install offline, run through kubectl"
