@@ -146,12 +146,15 @@ fn owners_trace_and_fields_show_what_each_operator_drives() {
     for want in [("keda-operator", ""), ("keda-operator", "status"), ("kubectl-client-side-apply", "")] {
         assert!(entries.contains(&(want.0.into(), want.1.into())), "{want:?} not among {entries:?}");
     }
-    // And the HPA wrote the Deployment's replicas through the scale subresource.
+    // And an autoscaler wrote the Deployment's replicas through the scale subresource. Which one
+    // is a race the test does not control: KEDA itself raises an idle target to minReplicaCount,
+    // and the HPA it made (in kube-controller-manager) does the same; whichever writes last owns it.
     let worker = coord(&c, &[&["fields", "deploy/worker", "-o", "json"][..], &ns[..]].concat()).ok().json();
     let replicas = worker["objects"][0]["fields"].as_array().unwrap().iter().find(|f| f["path"] == ".spec.replicas");
     let replicas = replicas.unwrap_or_else(|| panic!("{worker}"));
-    assert_eq!(replicas["owners"][0]["manager"], "kube-controller-manager");
-    assert_eq!(replicas["owners"][0]["subresource"], "scale");
+    let owner = &replicas["owners"][0];
+    assert!(["kube-controller-manager", "keda-operator"].contains(&owner["manager"].as_str().unwrap()), "{replicas}");
+    assert_eq!(owner["subresource"], "scale", "{replicas}");
 }
 
 fn api_service_available(c: &Cluster) -> String {
