@@ -50,7 +50,7 @@ impl Rendered {
         } else if printer.is_machine() {
             printer.machine(&self.machine)?;
         } else {
-            out_with(|stdout| self.table.write_to(printer.no_headers, printer.color, stdout))?;
+            out_with(|stdout| self.table.write_to(printer, stdout))?;
             // Its cells are as many strings as the table has cells.
             super::drop_later(self.table);
         }
@@ -142,7 +142,7 @@ where
     } else if printer.is_machine() {
         printer.machine(&FleetReport { api_version: SCHEMA_VERSION, kind: "FleetReport", items })?;
     } else {
-        let mut text = merge(tables, printer.no_headers, printer.color);
+        let mut text = merge(tables, printer);
         for (context, error) in &failures {
             text.push_str(&paint(&format!("{context}: error: {error}"), Tone::Bad, printer.color));
             text.push('\n');

@@ -21,6 +21,9 @@ pub struct Printer {
     pub no_headers: bool,
     pub color: bool,
     pub color_stderr: bool,
+    /// Columns human output is fitted to: the terminal's, else $COLUMNS; none when piped
+    /// (nothing is wrapped for a pipe, as kubectl and git do).
+    pub width: Option<usize>,
 }
 
 impl Printer {
@@ -36,7 +39,13 @@ impl Printer {
             no_headers: args.no_headers,
             color: decide(std::io::stdout().is_terminal()),
             color_stderr: decide(std::io::stderr().is_terminal()),
+            width: output_width(),
         }
+    }
+
+    /// A printer with no colour and the given width: for tests and snapshots.
+    pub fn plain(format: OutputFormat, width: Option<usize>) -> Printer {
+        Printer { format, no_headers: false, color: false, color_stderr: false, width }
     }
 
     pub fn is_machine(&self) -> bool {
@@ -66,6 +75,18 @@ impl Printer {
         };
         eprintln!("{label} {message}");
     }
+}
+
+/// The terminal's width when stdout is one, else a positive $COLUMNS (set on purpose:
+/// shells keep it unexported), else none.
+fn output_width() -> Option<usize> {
+    if std::io::stdout().is_terminal()
+        && let Some((terminal_size::Width(w), _)) = terminal_size::terminal_size()
+        && w > 0
+    {
+        return Some(usize::from(w));
+    }
+    std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse().ok()).filter(|&w: &usize| w > 0)
 }
 
 /// Colours a whole line by tone (findings, watch lines); table cells are coloured by [`table`].

@@ -1,8 +1,13 @@
 //! kubectl-style tables: no borders, upper-case headers, three spaces between columns.
+//! Given a width (a terminal's), columns too wide to fit share what is left and their
+//! text wraps at word boundaries inside them; piped, nothing is wrapped (as kubectl).
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use unicode_width::UnicodeWidthStr;
+
+use super::Printer;
 
 /// How a cell is coloured when colour is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -59,14 +64,15 @@ impl Grid {
     /// Renders with a trailing newline; empty string when there are no rows. Written
     /// out rather than through comfy-table: check prints tens of thousands of rows, and
     /// the layout is simple (comfy-table stays the reference in the tests).
-    pub fn render(self, no_headers: bool, color: bool) -> String {
-        in_memory(|text| self.write_to(no_headers, color, text))
+    pub fn render(self, p: &Printer) -> String {
+        in_memory(|text| self.write_to(p, text))
     }
 
     /// Writes the rendered table to `out`, 64 KiB of rows at a time. check -A's table is
     /// 40,000 rows, padded to its longest finding: rendered whole, about 18 MB of memory
     /// touched once (4,500 page faults) only to be copied out.
-    pub fn write_to(&self, no_headers: bool, color: bool, out: &mut impl Write) -> std::io::Result<()> {
+    pub fn write_to(&self, p: &Printer, out: &mut impl Write) -> std::io::Result<()> {
+        let (no_headers, color) = (p.no_headers, p.color);
         if self.rows.is_empty() {
             return Ok(());
         }
@@ -80,9 +86,12 @@ impl Grid {
                 widths[i] = widths[i].max(c.text.split('\n').map(width).max().unwrap_or(0));
             }
         }
+        if let Some(limit) = p.width {
+            widths = fit(&widths, limit);
+        }
         let mut text = String::with_capacity(CHUNK + widths.iter().sum::<usize>() + 3 * columns + 1);
         for row in header.iter().chain(&self.rows) {
-            write_row(row, &widths, color, &mut text);
+            write_row(&wrapped(row, &widths), &widths, color, &mut text);
             if text.len() >= CHUNK {
                 out.write_all(text.as_bytes())?;
                 text.clear();
@@ -90,6 +99,72 @@ impl Grid {
         }
         out.write_all(text.as_bytes())
     }
+}
+
+/// Column widths that fit `limit` (gaps included) where they can: columns narrower than an
+/// even share of what is left keep their width, the rest split the remainder evenly (as
+/// comfy-table's dynamic arrangement does), none narrower than 8 columns (a header wider
+/// than its column wraps at its spaces like any cell).
+pub fn fit(natural: &[usize], limit: usize) -> Vec<usize> {
+    let gaps = 3 * natural.len().saturating_sub(1);
+    let mut room = limit.saturating_sub(gaps);
+    if natural.iter().sum::<usize>() <= room {
+        return natural.to_vec();
+    }
+    let mut widths: Vec<Option<usize>> = vec![None; natural.len()];
+    loop {
+        let open = widths.iter().filter(|w| w.is_none()).count();
+        if open == 0 {
+            return widths.into_iter().flatten().collect();
+        }
+        let share = room / open;
+        let mut settled = false;
+        for (i, w) in widths.iter_mut().enumerate() {
+            if w.is_none() && natural[i] <= share {
+                *w = Some(natural[i]);
+                room -= natural[i];
+                settled = true;
+            }
+        }
+        if !settled {
+            // What is left is split evenly; the first columns take the remainder.
+            let (share, mut extra) = (room / open, room % open);
+            for (i, w) in widths.iter_mut().enumerate().filter(|(_, w)| w.is_none()) {
+                let floor = natural[i].min(8);
+                *w = Some((share + usize::from(extra > 0)).max(floor));
+                extra = extra.saturating_sub(1);
+            }
+        }
+    }
+}
+
+/// The row with each cell wider than its column wrapped at word boundaries (a word longer
+/// than the column is broken, never cut); borrowed when every cell fits, as nearly all do.
+fn wrapped<'a>(row: &'a [Styled], widths: &[usize]) -> Cow<'a, [Styled]> {
+    let too_wide = |(c, w): (&Styled, &usize)| c.text.split('\n').any(|l| width(l) > *w);
+    if !row.iter().zip(widths).any(too_wide) {
+        return Cow::Borrowed(row);
+    }
+    let cells = row
+        .iter()
+        .zip(widths)
+        .map(|(c, &w)| {
+            if !too_wide((c, &w)) {
+                return c.clone();
+            }
+            let lines: Vec<String> = c.text.split('\n').flat_map(|l| wrap(l, w)).collect();
+            Styled { text: lines.join("\n"), tone: c.tone }
+        })
+        .collect();
+    Cow::Owned(cells)
+}
+
+/// `text` broken into lines of at most `limit` columns at word boundaries.
+pub fn wrap(text: &str, limit: usize) -> Vec<String> {
+    if width(text) <= limit {
+        return vec![text.to_string()];
+    }
+    textwrap::wrap(text, textwrap::Options::new(limit.max(1))).into_iter().map(Cow::into_owned).collect()
 }
 
 /// What `write` writes, as a String (the tables' `render`).
@@ -170,25 +245,47 @@ impl Table {
         Table { grid, empty: None, lines: Vec::new() }
     }
 
-    pub fn render(self, no_headers: bool, color: bool) -> String {
-        in_memory(|text| self.write_to(no_headers, color, text))
+    pub fn render(self, p: &Printer) -> String {
+        in_memory(|text| self.write_to(p, text))
     }
 
-    pub fn write_to(&self, no_headers: bool, color: bool, out: &mut impl Write) -> std::io::Result<()> {
+    pub fn write_to(&self, p: &Printer, out: &mut impl Write) -> std::io::Result<()> {
         match (&self.empty, self.grid.is_empty()) {
-            (Some(empty), true) => writeln!(out, "{empty}")?,
-            _ => self.grid.write_to(no_headers, color, out)?,
+            (Some(empty), true) => write_lines(out, empty, p)?,
+            _ => self.grid.write_to(p, out)?,
         }
         for line in &self.lines {
-            writeln!(out, "{line}")?;
+            write_lines(out, line, p)?;
         }
         Ok(())
     }
 }
 
+/// A line under a table, wrapped to the width; a continuation keeps the line's indent plus
+/// two columns, so a wrapped line reads as one.
+fn write_lines(out: &mut impl Write, line: &str, p: &Printer) -> std::io::Result<()> {
+    for part in wrap_indented(line, p.width) {
+        writeln!(out, "{part}")?;
+    }
+    Ok(())
+}
+
+/// `line` wrapped to `limit` (unlimited without one), continuations indented past its own
+/// leading spaces. Colour codes are not counted by textwrap's width, so painted text wraps too.
+pub fn wrap_indented(line: &str, limit: Option<usize>) -> Vec<String> {
+    match limit {
+        Some(limit) if width(line) > limit => {
+            let indent = " ".repeat(line.len() - line.trim_start().len() + 2);
+            let options = textwrap::Options::new(limit.max(indent.len() + 8)).subsequent_indent(&indent);
+            textwrap::wrap(line, options).into_iter().map(Cow::into_owned).collect()
+        }
+        _ => vec![line.to_string()],
+    }
+}
+
 /// Several contexts' tables as one: a leading CONTEXT column over every grid (all have the
 /// same headers), then each context's lines prefixed with its name.
-pub fn merge(tables: Vec<(String, Table)>, no_headers: bool, color: bool) -> String {
+pub fn merge(tables: Vec<(String, Table)>, p: &Printer) -> String {
     let headers = tables.first().map(|(_, t)| t.grid.headers.clone()).unwrap_or_default();
     let mut merged = Grid::new([vec!["CONTEXT"], headers].concat());
     let mut lines = Vec::new();
@@ -201,13 +298,15 @@ pub fn merge(tables: Vec<(String, Table)>, no_headers: bool, color: bool) -> Str
         let said = empty.into_iter().chain(table.lines).filter(|l| !l.is_empty());
         lines.extend(said.map(|l| format!("{context}: {l}")));
     }
-    let mut text = merged.render(no_headers, color);
+    let mut text = merged.render(p);
     if !text.is_empty() && !lines.is_empty() {
         text.push('\n');
     }
     for line in lines {
-        text.push_str(&line);
-        text.push('\n');
+        for part in wrap_indented(&line, p.width) {
+            text.push_str(&part);
+            text.push('\n');
+        }
     }
     text
 }
@@ -217,6 +316,10 @@ mod tests {
     use super::*;
     use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, presets};
     use proptest::prelude::*;
+
+    fn plain(width: Option<usize>) -> Printer {
+        Printer::plain(crate::cli::OutputFormat::Table, width)
+    }
 
     /// The layout as comfy-table draws it (no colour): the reference for [`Grid::render`].
     fn comfy(headers: &[&str], rows: &[Vec<String>], no_headers: bool) -> String {
@@ -252,7 +355,7 @@ mod tests {
             for r in &rows {
                 g.row(r.iter().map(|c| Styled::from(c.as_str())).collect());
             }
-            prop_assert_eq!(g.render(no_headers, false), comfy(&headers, &rows, no_headers));
+            prop_assert_eq!(g.render(&Printer { no_headers, ..plain(None) }), comfy(&headers, &rows, no_headers));
         }
 
         #[test]
@@ -260,6 +363,68 @@ mod tests {
             prop_assert_eq!(width(&text), UnicodeWidthStr::width(text.as_str()));
             prop_assert_eq!(width(&ascii), UnicodeWidthStr::width(ascii.as_str()));
         }
+    }
+
+    proptest! {
+        /// Fitted to a width, no line is wider than it, and every word of every cell is
+        /// still there (words no longer than the narrowest column: longer ones are broken).
+        #[test]
+        fn fits_the_width_and_keeps_every_word(
+            rows in proptest::collection::vec(proptest::collection::vec("[a-z]{1,8}( [a-z]{1,8}){0,12}", 3), 1..6),
+            limit in 40usize..140,
+        ) {
+            let headers = ["NAME", "A", "LONGER HEADER"];
+            let mut g = Grid::new(headers.to_vec());
+            for r in &rows {
+                g.row(r.iter().map(|c| Styled::from(c.as_str())).collect());
+            }
+            let text = g.render(&plain(Some(limit)));
+            for line in text.lines() {
+                prop_assert!(width(line) <= limit, "{line:?} is wider than {limit}");
+            }
+            let words: Vec<&str> = text.split_whitespace().collect();
+            let expected: Vec<&str> =
+                headers.iter().flat_map(|h| h.split(' ')).chain(rows.iter().flatten().flat_map(|c| c.split(' '))).collect();
+            let mut sorted_words = words.clone();
+            let mut sorted_expected = expected.clone();
+            sorted_words.sort();
+            sorted_expected.sort();
+            prop_assert_eq!(sorted_words, sorted_expected);
+        }
+
+        /// A table that fits is laid out exactly as without a width.
+        #[test]
+        fn a_table_that_fits_is_unchanged(rows in proptest::collection::vec(proptest::collection::vec("[a-z ]{0,8}", 2), 1..5)) {
+            let render = |p: &Printer| {
+                let mut g = Grid::new(vec!["NAME", "VALUE"]);
+                for r in &rows {
+                    g.row(r.iter().map(|c| Styled::from(c.as_str())).collect());
+                }
+                g.render(p)
+            };
+            prop_assert_eq!(render(&plain(Some(80))), render(&plain(None)));
+        }
+    }
+
+    #[test]
+    fn narrow_columns_keep_their_width_and_wide_ones_share_the_rest() {
+        // 100 columns: 6 + 3 + 5 + 3 gaps... the two wide ones split what is left evenly.
+        assert_eq!(fit(&[6, 5, 200, 150], 100), vec![6, 5, 40, 40]);
+        assert_eq!(fit(&[6, 5, 20], 100), vec![6, 5, 20]);
+        // Never narrower than 8 when the text is wider than that, even past the limit.
+        assert_eq!(fit(&[30, 30], 10), vec![8, 8]);
+    }
+
+    #[test]
+    fn long_lines_wrap_under_their_own_indent() {
+        let line = "  owners: 1204 objects of 31 kinds checked, 2 errors, 1 warning";
+        assert_eq!(
+            wrap_indented(line, Some(30)),
+            vec!["  owners: 1204 objects of 31", "    kinds checked, 2 errors, 1", "    warning"]
+        );
+        assert_eq!(wrap_indented(line, None), vec![line]);
+        // A word longer than the column is broken, not cut.
+        assert_eq!(wrap("e71e2b9c-uid", 8), vec!["e71e2b9c", "-uid"]);
     }
 
     #[test]
@@ -272,7 +437,7 @@ mod tests {
         for r in &rows {
             g.row(r.iter().map(|c| Styled::from(c.as_str())).collect());
         }
-        let text = g.render(false, false);
+        let text = g.render(&plain(None));
         assert!(text.len() > 3 * CHUNK);
         assert_eq!(text, comfy(&headers, &rows, false));
     }
@@ -282,7 +447,7 @@ mod tests {
         let mut g = Grid::new(vec!["NAME", "HOLDER"]);
         g.row(vec!["kube-scheduler".into(), "host_1".into()]);
         g.row(vec!["a".into(), styled("", Tone::Bad)]);
-        let text = g.render(false, false);
+        let text = g.render(&plain(None));
         assert_eq!(text, "NAME             HOLDER\nkube-scheduler   host_1\na\n");
     }
 
@@ -294,20 +459,20 @@ mod tests {
             Table { grid: g, empty: None, lines: vec![String::new(), line.to_string()] }
         };
         let text =
-            merge(vec![("a".into(), table("x", "1 lease")), ("bb".into(), table("y", "2 leases"))], false, false);
+            merge(vec![("a".into(), table("x", "1 lease")), ("bb".into(), table("y", "2 leases"))], &plain(None));
         assert_eq!(text, "CONTEXT   NAME\na         x\nbb        y\n\na: 1 lease\nbb: 2 leases\n");
         let t =
             Table { grid: Grid::new(vec!["NAME"]), empty: Some("No leases found.".into()), lines: vec!["end".into()] };
-        assert_eq!(t.render(false, false), "No leases found.\nend\n");
+        assert_eq!(t.render(&plain(None)), "No leases found.\nend\n");
     }
 
     #[test]
     fn no_headers_and_colour() {
         let mut g = Grid::new(vec!["STATE"]);
         g.row(vec![styled("expired", Tone::Bad)]);
-        assert_eq!(g.render(true, false), "expired\n");
+        assert_eq!(g.render(&Printer { no_headers: true, ..plain(None) }), "expired\n");
         let mut g = Grid::new(vec!["STATE"]);
         g.row(vec![styled("expired", Tone::Bad)]);
-        assert!(g.render(true, true).contains("\u{1b}["));
+        assert!(g.render(&Printer { no_headers: true, color: true, ..plain(None) }).contains("\u{1b}["));
     }
 }

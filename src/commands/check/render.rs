@@ -97,7 +97,7 @@ impl Report {
     }
 
     pub fn text(mut self, printer: &Printer) -> String {
-        self.take_table(printer).render(printer.no_headers, printer.color)
+        self.take_table(printer).render(printer)
     }
 
     /// The findings as a table, their text moved into it rather than copied (a large check
@@ -330,7 +330,7 @@ mod tests {
     }
 
     fn printer() -> Printer {
-        Printer { format: OutputFormat::Table, no_headers: false, color: false, color_stderr: false }
+        Printer::plain(OutputFormat::Table, None)
     }
 
     #[test]

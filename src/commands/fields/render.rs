@@ -98,7 +98,7 @@ pub fn table(o: &ObjectFields, printer: &Printer, by_manager: bool) -> String {
                 areas.into_iter().collect::<Vec<_>>().join(",").into(),
             ]);
         }
-        text.push_str(&grid.render(printer.no_headers, printer.color));
+        text.push_str(&grid.render(printer));
     } else {
         let mut headers = vec!["PATH", "MANAGER", "OPERATION", "SUBRESOURCE", "AGE"];
         if printer.wide() {
@@ -126,7 +126,7 @@ pub fn table(o: &ObjectFields, printer: &Printer, by_manager: bool) -> String {
                 grid.row(row);
             }
         }
-        text.push_str(&grid.render(printer.no_headers, printer.color));
+        text.push_str(&grid.render(printer));
     }
     if !o.contests.is_empty() {
         text.push('\n');

@@ -277,7 +277,7 @@ impl<'a> Trees<'a> {
             cells.push(age(o.created, self.server_time).into());
             grid.row(cells);
         }
-        grid.render(printer.no_headers, printer.color)
+        grid.render(printer)
     }
 }
 

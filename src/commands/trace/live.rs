@@ -339,7 +339,7 @@ fn summary_text(printer: &Printer, summary: &[WriterSummary], report: &render::R
     if grid.is_empty() {
         text.push_str("No reactions seen.\n");
     } else {
-        text.push_str(&grid.render(printer.no_headers, printer.color));
+        text.push_str(&grid.render(printer));
     }
     text.push('\n');
     text.push_str(&report.stall_text(printer));

@@ -187,7 +187,7 @@ impl Report {
             }
             grid.row(row);
         }
-        text.push_str(&grid.render(printer.no_headers, printer.color));
+        text.push_str(&grid.render(printer));
         let annotated: Vec<String> = self
             .snap
             .objects
@@ -309,7 +309,7 @@ mod tests {
     use crate::analyze::sequence::tests::{rollout, ts};
     use crate::analyze::sequence::timeline;
     use crate::analyze::stall::{LeaseLookup, judge, stalls};
-    use crate::cli::{OutputArgs, OutputFormat};
+    use crate::cli::OutputFormat;
 
     fn report() -> Report {
         let snap = rollout();
@@ -326,9 +326,7 @@ mod tests {
     }
 
     fn printer(format: OutputFormat) -> Printer {
-        let mut p = Printer::new(&OutputArgs { output: format, ..Default::default() });
-        p.color = false;
-        p
+        Printer::plain(format, None)
     }
 
     #[test]
