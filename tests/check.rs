@@ -112,7 +112,7 @@ fn one_run_finds_each_mechanisms_problem_as_each_command_does() {
     assert_eq!(budgets[0]["object"], "poddisruptionbudget.policy/pdb-a");
     let message = budgets[0]["message"].as_str().unwrap();
     assert!(
-        message.starts_with("2 pod(s) (web-") && message.contains("2 PodDisruptionBudgets (pdb-a, pdb-b)"),
+        message.starts_with("2 pods (web-") && message.contains("2 PodDisruptionBudgets (pdb-a, pdb-b)"),
         "{message}"
     );
     // The three pods of web's ReplicaSet with no node: one finding on the ReplicaSet,
@@ -125,7 +125,7 @@ fn one_run_finds_each_mechanisms_problem_as_each_command_does() {
         .find(|f| f["object"] == format!("replicaset.apps/{rs_of_web}").as_str())
         .unwrap();
     let message = stall["message"].as_str().unwrap();
-    assert!(message.starts_with("2 pod(s) with no node"), "{message}");
+    assert!(message.starts_with("2 pods with no node"), "{message}");
     assert!(message.contains("kube-system/kube-scheduler is fresh"), "{message}");
     assert_eq!(stall["severity"], "error");
     assert_eq!(stall["detail"], format!("kubectl coord trace replicaset.apps/{rs_of_web} -n {ns}").as_str());
@@ -165,13 +165,41 @@ fn one_run_finds_each_mechanisms_problem_as_each_command_does() {
     c.coord("viewer", &["check", "-n", &ns, "--exit-code"]).code(3);
     c.coord("viewer", &["check", "-n", &ns, "--only", "fields", "--min-severity", "error", "--exit-code"]).code(0);
 
-    // The table: one row per finding, most severe first, then a line per mechanism.
+    // For people: the findings under their namespace and object, then a line per mechanism.
     let text = c.coord("viewer", &["check", "-n", &ns, "--stall-after", "2s"]).ok().stdout;
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], ns, "{text}");
+    assert!(lines.contains(&"  lease/stale-lock") && text.contains("    error    CO101  "), "{text}");
+    assert!(text.contains("kubectl coord leases stale-lock -n"), "{text}");
+    assert!(lines.iter().any(|l| l.starts_with("trace: ") && l.ends_with("3 errors")), "{text}");
+    // -o wide: one row per finding, most severe first, to grep and sort.
+    let text = c.coord("viewer", &["check", "-n", &ns, "--stall-after", "2s", "-o", "wide"]).ok().stdout;
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("SEVERITY") && lines[0].trim_end().ends_with("DETAIL"), "{text}");
     assert!(lines[1].starts_with("error"), "{text}");
-    assert!(text.contains("kubectl coord leases stale-lock -n"), "{text}");
-    assert!(lines.iter().any(|l| l.starts_with("trace: ") && l.ends_with("3 errors")), "{text}");
+
+    // In a real terminal of 80 and 120 columns: no line wider, and every finding there
+    // (its object and code, its detail command).
+    let report = c.coord("viewer", &["check", "-n", &ns, "--stall-after", "2s", "-o", "json"]).ok().json();
+    for width in [80, 120] {
+        let shown = in_terminal(&c, width, &["check", "-n", &ns, "--stall-after", "2s"]);
+        for f in report["findings"].as_array().unwrap() {
+            let (object, code) = (f["object"].as_str().unwrap(), f["code"].as_str().unwrap());
+            assert!(shown.contains(&format!("\n  {object}\n")), "{object} not shown at {width}:\n{shown}");
+            assert!(shown.contains(&format!(" {code} ")), "{code} not shown at {width}:\n{shown}");
+        }
+        let ns = ns.as_str();
+        for args in [
+            vec!["leases", "-A"],
+            vec!["overlaps", "-n", ns],
+            vec!["owners", "deploy/web", "-n", ns],
+            vec!["fields", "-n", ns],
+            vec!["trace", "deploy/web", "-n", ns, "--stall-after", "2s"],
+            vec!["check", "-A"],
+        ] {
+            in_terminal(&c, width, &args);
+        }
+    }
 
     // JUnit: a suite per mechanism; the failures carry the findings.
     let xml = c.coord("viewer", &["check", "-n", &ns, "-o", "junit", "--stall-after", "2s"]).ok().stdout;
@@ -182,6 +210,31 @@ fn one_run_finds_each_mechanisms_problem_as_each_command_does() {
     assert!(xml.contains("<testcase classname=\"coord.leases\" name=\"Lease (1 checked)\">"), "{xml}");
     assert!(xml.contains("lease/stale-lock: last renewed"), "{xml}");
     assert_eq!(xml.matches("<failure ").count(), xml.matches("</failure>").count());
+}
+
+/// Runs the plugin in a real pseudo-terminal `width` columns wide (util-linux `script`), and
+/// returns what it showed, colour codes and carriage returns removed, after asserting that
+/// no line is wider than the terminal.
+fn in_terminal(c: &Cluster, width: usize, args: &[&str]) -> String {
+    let bin = env!("CARGO_BIN_EXE_kubectl-coord");
+    let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+    let inner = format!("stty cols {width} rows 50; exec '{bin}' {} 2>/dev/null", quoted.join(" "));
+    let out = std::process::Command::new("script")
+        .args(["-q", "-e", "-c", &inner, "/dev/null"])
+        .env("KUBECONFIG", c.kubeconfig("viewer"))
+        .env_remove("NO_COLOR")
+        .env_remove("COLUMNS")
+        .output()
+        .expect("util-linux script");
+    let raw = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    assert!(out.status.success() || out.status.code() == Some(3), "{args:?}: {:?}\n{raw}", out.status);
+    let ansi = regex::Regex::new("\x1b\\[[0-9;]*m").unwrap();
+    let shown = ansi.replace_all(&raw, "").to_string();
+    for line in shown.lines() {
+        assert!(line.chars().count() <= width, "{args:?} at {width} columns:\n{line}\n\n{shown}");
+    }
+    assert!(shown.lines().count() > 1, "{args:?}: {shown}");
+    shown
 }
 
 /// A ReplicaSet the quota keeps from making its pods is short of them, in check as in trace.
@@ -332,7 +385,7 @@ fn progress_shows_on_a_terminal_only() {
     // Erased ("\r" and erase-line) before the output, and not drawn again after it.
     let last_progress = run.stdout.rfind("reading: ").unwrap();
     let erased = last_progress + run.stdout[last_progress..].find("\r\u{1b}[2K").expect("the line is erased");
-    let summary = run.stdout.rfind("finding(s)").expect("the check summary");
+    let summary = run.stdout.rfind(" finding").expect("the check summary");
     assert!(erased < summary, "{:?}", run.stdout);
     let mut piped = std::process::Command::new(bin);
     piped.args(["check", "-A"]).env("KUBECONFIG", &kubeconfig).env("KUBECTL_COORD_PROGRESS_AFTER_MS", "0");

@@ -55,11 +55,16 @@ fn control_plane_and_apiserver_identity_leases() {
 
     let table = c.coord("viewer", &["leases", "-n", "kube-system"]).ok();
     let header = table.stdout.lines().next().unwrap();
-    for col in ["NAME", "CLASS", "HOLDER", "RENEWED", "DURATION", "STATE", "TRANSITIONS", "ACQUIRED"] {
+    assert_eq!(header.split_whitespace().collect::<Vec<_>>(), ["NAME", "HOLDER", "RENEWED", "STATE"], "{header}");
+    let kcm = table.stdout.lines().find(|l| l.starts_with("kube-controller-manager ")).unwrap();
+    assert!(kcm.contains("fresh"), "{kcm}");
+    // -o wide adds the lease's class, duration, transitions and acquisition.
+    let wide = c.coord("viewer", &["leases", "-n", "kube-system", "-o", "wide"]).ok();
+    let header = wide.stdout.lines().next().unwrap();
+    for col in ["NAME", "HOLDER", "RENEWED", "STATE", "CLASS", "DURATION", "TRANSITIONS", "ACQUIRED", "POD"] {
         assert!(header.contains(col), "{header}");
     }
-    assert!(!header.contains("NAMESPACE"));
-    let kcm = table.stdout.lines().find(|l| l.starts_with("kube-controller-manager ")).unwrap();
+    let kcm = wide.stdout.lines().find(|l| l.starts_with("kube-controller-manager ")).unwrap();
     assert!(kcm.contains("control-plane") && kcm.contains("fresh") && kcm.contains("15s"), "{kcm}");
     let wide = c.coord("viewer", &["leases", "-A", "-o", "wide", "--no-headers"]).ok();
     assert!(!wide.stdout.contains("NAMESPACE"));

@@ -76,7 +76,7 @@ fn a_healthy_cluster_running_real_operators_gets_no_finding() {
         assert!(owners["checked"][kind].as_u64().unwrap_or(0) >= 1, "owners did not check a {kind}: {owners}");
     }
     let table = coord(&c, &["check", "-A", "--exit-code"]).ok();
-    assert!(table.stdout.ends_with("0 finding(s) at or above warning\n"), "{}", table.stdout);
+    assert!(table.stdout.ends_with("0 findings at or above warning\n"), "{}", table.stdout);
     assert!(table.stderr.is_empty(), "{}", table.stderr);
 }
 
@@ -367,7 +367,7 @@ spec:
         let file = write(&format!("{name}.yaml"), &format!("ignore:\n{rule}"));
         let file = file.to_str().unwrap();
         let quiet = coord(&c, &["check", "-n", ns, "--exit-code", "--ignore-file", file]).code(0);
-        assert!(quiet.stdout.contains("0 finding(s) at or above warning, 1 silenced"), "{name}: {}", quiet.stdout);
+        assert!(quiet.stdout.contains("0 findings at or above warning, 1 silenced"), "{name}: {}", quiet.stdout);
         let listed = coord(&c, &["check", "-n", ns, "--ignore-file", file, "--show-silenced"]).ok().stdout;
         assert!(
             listed.contains("CO404 coord-accepted deployment.apps/batch") && listed.contains("KEDA owns replicas"),

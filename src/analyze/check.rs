@@ -14,7 +14,7 @@ use super::overlap::{self, Analysis};
 use super::owner_graph::{self, FindingKind as OwnerFinding, Graph};
 use super::sequence::{TraceObject, TraceSnapshot};
 use super::stall::{LeaseVerdict, Stall, StallKind, confirmed, sentence};
-use crate::output::serde_name;
+use crate::output::{counted, serde_name};
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum, schemars::JsonSchema,
@@ -258,7 +258,7 @@ pub fn overlaps(a: &Analysis) -> Vec<Finding> {
         .map(|f| {
             let shared = match f.shared_pod_counts.total {
                 0 => String::new(),
-                n => format!("; {n} pod(s) selected by both now"),
+                n => format!("; {} selected by both now", counted(n, "pod")),
             };
             let hazard = f.template_hazards.first().map(|h| format!("; {h}")).unwrap_or_default();
             let witness: Vec<String> = f.witness.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -298,11 +298,12 @@ pub fn overlaps(a: &Analysis) -> Vec<Finding> {
         object_kind: "PodDisruptionBudget".into(),
         object: type_name("PodDisruptionBudget", "policy", budgets.first().map_or("", String::as_str)),
         message: format!(
-            "{} pod(s) ({}) matched by {} PodDisruptionBudgets ({}): the eviction API refuses to evict them",
-            pods.len(),
+            "{} ({}) matched by {} PodDisruptionBudgets ({}): the eviction API refuses to evict {}",
+            counted(pods.len(), "pod"),
             some_names(pods.iter().copied(), pods.len()),
             budgets.len(),
-            budgets.join(", ")
+            budgets.join(", "),
+            if pods.len() == 1 { "it" } else { "them" }
         ),
         detail: command("overlaps", "", Some(namespace)),
     }));
@@ -427,7 +428,7 @@ pub fn stalls(snap: &TraceSnapshot, found: &[(&Stall, Option<&LeaseVerdict>)]) -
     for (owner, pods) in pods_by_owner {
         let &&(first, verdict) = pods.iter().max_by_key(|(s, _)| s.stalled_seconds).unwrap();
         let names = some_names(pods.iter().map(|(s, _)| snap.objects[s.object].name.as_str()), pods.len());
-        let what = format!("{} pod(s) with no node ({names})", pods.len());
+        let what = format!("{} with no node ({names})", counted(pods.len(), "pod"));
         let mut stall = first.clone();
         stall.what = what;
         let text = sentence(&stall, verdict);
@@ -520,17 +521,17 @@ mod tests {
                 (
                     "m",
                     "poddisruptionbudget.policy/a",
-                    "1 pod(s) (web-1) matched by 2 PodDisruptionBudgets (a, b): the eviction API refuses to evict them"
+                    "1 pod (web-1) matched by 2 PodDisruptionBudgets (a, b): the eviction API refuses to evict it"
                 ),
                 (
                     "n",
                     "poddisruptionbudget.policy/a",
-                    "4 pod(s) (web-1, web-2, web-3 and 1 more) matched by 2 PodDisruptionBudgets (a, b): the eviction API refuses to evict them"
+                    "4 pods (web-1, web-2, web-3 and 1 more) matched by 2 PodDisruptionBudgets (a, b): the eviction API refuses to evict them"
                 ),
                 (
                     "n",
                     "poddisruptionbudget.policy/a",
-                    "1 pod(s) (db-1) matched by 2 PodDisruptionBudgets (a, c): the eviction API refuses to evict them"
+                    "1 pod (db-1) matched by 2 PodDisruptionBudgets (a, c): the eviction API refuses to evict it"
                 ),
             ]
         );

@@ -36,7 +36,7 @@ pub fn objects_read(n: usize) {
 /// "reading: 12 lists done, 3 running, 45,312 objects"
 pub fn line(started: u64, done: u64, objects: u64) -> String {
     let running = started.saturating_sub(done);
-    format!("reading: {done} list(s) done, {running} running, {} objects", grouped(objects))
+    format!("reading: {} done, {running} running, {} objects", super::counted(done as usize, "list"), grouped(objects))
 }
 
 fn grouped(n: u64) -> String {
@@ -110,8 +110,8 @@ mod tests {
 
     #[test]
     fn the_line_counts_lists_and_objects() {
-        assert_eq!(line(15, 12, 45_312), "reading: 12 list(s) done, 3 running, 45,312 objects");
-        assert_eq!(line(0, 0, 0), "reading: 0 list(s) done, 0 running, 0 objects");
+        assert_eq!(line(15, 12, 45_312), "reading: 12 lists done, 3 running, 45,312 objects");
+        assert_eq!(line(0, 0, 0), "reading: 0 lists done, 0 running, 0 objects");
         assert_eq!(grouped(1_234_567), "1,234,567");
         assert_eq!(grouped(999), "999");
     }

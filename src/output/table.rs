@@ -87,7 +87,8 @@ impl Grid {
             }
         }
         if let Some(limit) = p.width {
-            widths = fit(&widths, limit);
+            let floors: Vec<usize> = self.headers.iter().map(|h| width(h)).collect();
+            widths = fit(&widths, &floors, limit);
         }
         let mut text = String::with_capacity(CHUNK + widths.iter().sum::<usize>() + 3 * columns + 1);
         for row in header.iter().chain(&self.rows) {
@@ -101,14 +102,17 @@ impl Grid {
     }
 }
 
-/// Column widths that fit `limit` (gaps included) where they can: columns narrower than an
-/// even share of what is left keep their width, the rest split the remainder evenly (as
-/// comfy-table's dynamic arrangement does), none narrower than 8 columns (a header wider
-/// than its column wraps at its spaces like any cell).
-pub fn fit(natural: &[usize], limit: usize) -> Vec<usize> {
+/// Column widths that fit `limit` (gaps included) where they can. No column is made
+/// narrower than its floor (its header, at least 8, never more than its text); columns
+/// narrower than an even share of what is left keep their width, the rest split the
+/// remainder evenly (as comfy-table's dynamic arrangement does). A table whose floors
+/// cannot fit (-o wide's fourteen columns in 80) keeps its natural widths: wrapping every
+/// column to a sliver helps no one.
+pub fn fit(natural: &[usize], floors: &[usize], limit: usize) -> Vec<usize> {
     let gaps = 3 * natural.len().saturating_sub(1);
     let mut room = limit.saturating_sub(gaps);
-    if natural.iter().sum::<usize>() <= room {
+    let floors: Vec<usize> = natural.iter().zip(floors).map(|(n, f)| (*n).min((*f).max(8))).collect();
+    if natural.iter().sum::<usize>() <= room || floors.iter().sum::<usize>() > room {
         return natural.to_vec();
     }
     let mut widths: Vec<Option<usize>> = vec![None; natural.len()];
@@ -118,20 +122,28 @@ pub fn fit(natural: &[usize], limit: usize) -> Vec<usize> {
             return widths.into_iter().flatten().collect();
         }
         let share = room / open;
+        // Floors first: then every column still open has a floor below the share, so what
+        // is left always covers their floors.
         let mut settled = false;
-        for (i, w) in widths.iter_mut().enumerate() {
-            if w.is_none() && natural[i] <= share {
-                *w = Some(natural[i]);
-                room -= natural[i];
-                settled = true;
+        for pass in [0, 1] {
+            for (i, w) in widths.iter_mut().enumerate() {
+                let take = if pass == 0 { floors[i] >= share } else { natural[i] <= share };
+                if w.is_none() && take {
+                    let width = if pass == 0 { floors[i] } else { natural[i] };
+                    *w = Some(width);
+                    room -= width;
+                    settled = true;
+                }
+            }
+            if settled {
+                break;
             }
         }
         if !settled {
             // What is left is split evenly; the first columns take the remainder.
-            let (share, mut extra) = (room / open, room % open);
-            for (i, w) in widths.iter_mut().enumerate().filter(|(_, w)| w.is_none()) {
-                let floor = natural[i].min(8);
-                *w = Some((share + usize::from(extra > 0)).max(floor));
+            let mut extra = room % open;
+            for w in widths.iter_mut().filter(|w| w.is_none()) {
+                *w = Some(share + usize::from(extra > 0));
                 extra = extra.saturating_sub(1);
             }
         }
@@ -164,7 +176,9 @@ pub fn wrap(text: &str, limit: usize) -> Vec<String> {
     if width(text) <= limit {
         return vec![text.to_string()];
     }
-    textwrap::wrap(text, textwrap::Options::new(limit.max(1))).into_iter().map(Cow::into_owned).collect()
+    // Names are hyphenated (checkout-canary, kube-system): broken only at spaces.
+    let options = textwrap::Options::new(limit.max(1)).word_splitter(textwrap::WordSplitter::NoHyphenation);
+    textwrap::wrap(text, options).into_iter().map(Cow::into_owned).collect()
 }
 
 /// What `write` writes, as a String (the tables' `render`).
@@ -276,11 +290,29 @@ pub fn wrap_indented(line: &str, limit: Option<usize>) -> Vec<String> {
     match limit {
         Some(limit) if width(line) > limit => {
             let indent = " ".repeat(line.len() - line.trim_start().len() + 2);
-            let options = textwrap::Options::new(limit.max(indent.len() + 8)).subsequent_indent(&indent);
+            let options = textwrap::Options::new(limit.max(indent.len() + 8))
+                .subsequent_indent(&indent)
+                .word_splitter(textwrap::WordSplitter::NoHyphenation);
             textwrap::wrap(line, options).into_iter().map(Cow::into_owned).collect()
         }
         _ => vec![line.to_string()],
     }
+}
+
+/// Human text fitted to `limit`: each line wider than it wrapped under its own indent;
+/// the rest (tables already fitted) unchanged.
+pub fn fit_lines(text: &str, limit: Option<usize>) -> String {
+    if limit.is_none() {
+        return text.to_string();
+    }
+    let mut fitted = String::with_capacity(text.len());
+    for line in text.lines() {
+        for part in wrap_indented(line, limit) {
+            fitted.push_str(&part);
+            fitted.push('\n');
+        }
+    }
+    fitted
 }
 
 /// Several contexts' tables as one: a leading CONTEXT column over every grid (all have the
@@ -409,10 +441,12 @@ mod tests {
     #[test]
     fn narrow_columns_keep_their_width_and_wide_ones_share_the_rest() {
         // 100 columns: 6 + 3 + 5 + 3 gaps... the two wide ones split what is left evenly.
-        assert_eq!(fit(&[6, 5, 200, 150], 100), vec![6, 5, 40, 40]);
-        assert_eq!(fit(&[6, 5, 20], 100), vec![6, 5, 20]);
-        // Never narrower than 8 when the text is wider than that, even past the limit.
-        assert_eq!(fit(&[30, 30], 10), vec![8, 8]);
+        assert_eq!(fit(&[6, 5, 200, 150], &[4, 4, 6, 6], 100), vec![6, 5, 40, 40]);
+        assert_eq!(fit(&[6, 5, 20], &[4, 4, 6], 100), vec![6, 5, 20]);
+        // A header wider than the share is the column's floor; the others share the rest.
+        assert_eq!(fit(&[30, 40, 40], &[20, 6, 6], 60), vec![20, 17, 17]);
+        // Floors that cannot fit: the natural widths, unwrapped.
+        assert_eq!(fit(&[30, 30], &[4, 4], 10), vec![30, 30]);
     }
 
     #[test]

@@ -133,7 +133,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
         let incomplete = !report.skipped.is_empty();
         let mut rendered = match printer.format {
             OutputFormat::Table | OutputFormat::Wide => {
-                let table = report.take_table(printer);
+                let table = report.take_table(printer, !in_fleet && printer.format == OutputFormat::Table);
                 Rendered::new(printer, &(), || table)?
             }
             // Not called: no table is printed in these formats.

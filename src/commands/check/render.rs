@@ -12,7 +12,7 @@ use crate::commands::owners::fetch::{Scope, Skipped};
 use crate::commands::owners::render::footer_lines;
 use crate::output::junit::{Suites, junit_document, xml};
 use crate::output::table::{Grid, Styled, Table, Tone, styled};
-use crate::output::{Printer, SCHEMA_VERSION, serde_name};
+use crate::output::{Printer, SCHEMA_VERSION, counted, paint, serde_name};
 
 pub struct Report {
     pub context: Option<String>,
@@ -97,12 +97,24 @@ impl Report {
     }
 
     pub fn text(mut self, printer: &Printer) -> String {
-        self.take_table(printer).render(printer)
+        self.take_table(printer, true).render(printer)
     }
 
-    /// The findings as a table, their text moved into it rather than copied (a large check
-    /// has tens of thousands of rows): `findings` is left empty.
-    pub fn take_table(&mut self, printer: &Printer) -> Table {
+    /// For people (`grouped`): the findings under their namespace and object, each with its
+    /// detail command on its own line, wrapped to the terminal. Otherwise (-o wide, a fleet's
+    /// merged table) one table row per finding, to grep and sort. Either way the findings'
+    /// text is moved rather than copied (a large check has tens of thousands): `findings` is
+    /// left empty.
+    pub fn take_table(&mut self, printer: &Printer, grouped: bool) -> Table {
+        let mut shown = [0; 3];
+        for f in &self.findings {
+            shown[f.severity as usize] += 1;
+        }
+        if grouped {
+            let mut lines = self.grouped_lines(printer);
+            lines.extend(self.summary_lines(shown, printer.wide()));
+            return Table { grid: Grid::new(Vec::new()), empty: None, lines };
+        }
         let all_namespaces = self.scope == Scope::AllNamespaces;
         let mut headers = vec!["SEVERITY", "CODE", "MECHANISM"];
         if all_namespaces {
@@ -111,7 +123,6 @@ impl Report {
         headers.extend(["OBJECT", "FINDING", "DETAIL"]);
         let mut grid = Grid::new(headers);
         let findings = std::mem::take(&mut self.findings);
-        let shown = findings.len();
         for f in findings {
             let mut row: Vec<Styled> = vec![severity_cell(f.severity), f.code.into(), f.mechanism.name().into()];
             if all_namespaces {
@@ -124,8 +135,66 @@ impl Report {
         if !grid.is_empty() {
             lines.push(String::new());
         }
+        lines.extend(self.summary_lines(shown, printer.wide()));
+        Table { grid, empty: None, lines }
+    }
+
+    /// The findings by namespace (cluster-scoped ones first) and object, most severe object
+    /// first within a namespace as the findings come sorted:
+    ///
+    /// ```text
+    /// coord-demo
+    ///   lease/stale-lock
+    ///     error    CO101  last renewed 338d ago, past its 15s duration: the holder stopped
+    ///                     renewing
+    ///                     kubectl coord leases stale-lock -n coord-demo
+    /// ```
+    fn grouped_lines(&mut self, printer: &Printer) -> Vec<String> {
+        let findings = std::mem::take(&mut self.findings);
+        let mut places: BTreeMap<Option<String>, Vec<(String, Vec<Finding>)>> = BTreeMap::new();
+        for f in findings {
+            let objects = places.entry(f.namespace.clone()).or_default();
+            match objects.iter_mut().find(|(o, _)| *o == f.object) {
+                Some((_, found)) => found.push(f),
+                None => objects.push((f.object.clone(), vec![f])),
+            }
+        }
+        let mut lines = Vec::new();
+        for (namespace, objects) in places {
+            let heading = namespace.unwrap_or_else(|| "(cluster-scoped)".into());
+            lines.push(paint(&heading, Tone::Plain, printer.color));
+            for (object, found) in objects {
+                lines.push(format!("  {object}"));
+                for f in found {
+                    // "    error    CO101  ": the text starts at one column for every finding.
+                    let marker = format!("{:<8} {:<6}", serde_name(&f.severity), f.code);
+                    let indent = " ".repeat(4 + marker.len() + 1);
+                    let text = format!("    {marker} {}", f.message);
+                    let mut wrapped = wrap_under(&text, &indent, printer.width);
+                    let (tone, painted) = (severity_cell(f.severity).tone, serde_name(&f.severity));
+                    if printer.color {
+                        wrapped[0] = wrapped[0].replacen(&painted, &paint(&painted, tone, true), 1);
+                    }
+                    lines.extend(wrapped);
+                    let detail = format!("{indent}{}", f.detail);
+                    lines.extend(
+                        wrap_under(&detail, &indent, printer.width).iter().map(|l| paint(l, Tone::Dim, printer.color)),
+                    );
+                }
+            }
+        }
+        if !lines.is_empty() {
+            lines.push(String::new());
+        }
+        lines
+    }
+
+    /// A line per mechanism, what was accepted as unreadable, the count of findings, and the
+    /// silenced ones when asked for.
+    fn summary_lines(&self, shown: [usize; 3], wide: bool) -> Vec<String> {
+        let mut lines = Vec::new();
         for (m, s) in &self.summaries {
-            lines.push(summary_line(*m, s, printer.wide()));
+            lines.push(summary_line(*m, s, wide));
         }
         let at_or_above = match self.min_severity {
             Severity::Info => String::new(),
@@ -140,7 +209,15 @@ impl Report {
             (n, false) => format!(", {n} silenced (--show-silenced lists them)"),
             (n, true) => format!(", {n} silenced:"),
         };
-        lines.push(format!("{shown} finding(s){at_or_above}{silenced}"));
+        let by_severity: Vec<String> = [Severity::Error, Severity::Warning, Severity::Info]
+            .into_iter()
+            .map(|sev| (sev, shown[sev as usize]))
+            .filter(|(_, n)| *n > 0)
+            .map(|(sev, n)| counted(n, &serde_name(&sev)))
+            .collect();
+        let shown: usize = shown.iter().sum();
+        let by_severity = if by_severity.len() < 2 { String::new() } else { format!(" ({})", by_severity.join(", ")) };
+        lines.push(format!("{}{by_severity}{at_or_above}{silenced}", counted(shown, "finding")));
         if self.show_silenced {
             for s in &self.silenced {
                 let f = &s.finding;
@@ -148,7 +225,7 @@ impl Report {
                 lines.push(format!("  {} {place}{}: {} [{}: {}]", f.code, f.object, f.message, s.by, s.why));
             }
         }
-        Table { grid, empty: None, lines }
+        lines
     }
 
     /// One testsuite per mechanism, one testcase per kind of object it checked; a finding
@@ -196,7 +273,7 @@ impl Report {
                 suites.push_str(&format!(
                     "    <testcase classname=\"{classname}\" name=\"{name}\">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n",
                     serde_name(&worst),
-                    xml(&format!("{} finding(s)", found.len())),
+                    xml(&counted(found.len(), "finding")),
                     xml(&body.join("\n"))
                 ));
             }
@@ -247,6 +324,19 @@ impl Report {
     }
 }
 
+/// `text` wrapped to `limit`, continuation lines under `indent` (the column its text starts at).
+fn wrap_under(text: &str, indent: &str, limit: Option<usize>) -> Vec<String> {
+    match limit {
+        Some(limit) if text.len() > limit => {
+            let options = textwrap::Options::new(limit.max(indent.len() + 20))
+                .subsequent_indent(indent)
+                .word_splitter(textwrap::WordSplitter::NoHyphenation);
+            textwrap::wrap(text, options).into_iter().map(|l| l.into_owned()).collect()
+        }
+        _ => vec![text.to_string()],
+    }
+}
+
 /// "secrets in a", "lease/x in kube-system".
 fn place(what: &str, namespace: Option<&str>) -> String {
     match namespace {
@@ -270,7 +360,7 @@ pub fn summary_line(m: Mechanism, s: &Summary, wide: bool) -> String {
         let each: Vec<String> = s.checked.iter().map(|(k, n)| format!("{k} {n}")).collect();
         format!(" ({})", each.join(", "))
     } else {
-        format!(" of {} kind(s)", s.checked.len())
+        format!(" of {}", counted(s.checked.len(), "kind"))
     };
     let mut counts = Vec::new();
     for (n, word) in [(s.errors, "error"), (s.warnings, "warning"), (s.infos, "info")] {
@@ -279,7 +369,7 @@ pub fn summary_line(m: Mechanism, s: &Summary, wide: bool) -> String {
         }
     }
     let verdict = if counts.is_empty() { "ok".to_string() } else { counts.join(", ") };
-    format!("{}: {total} object(s){kinds} checked: {verdict}", m.name())
+    format!("{}: {}{kinds} checked: {verdict}", m.name(), counted(total, "object"))
 }
 
 #[cfg(test)]
@@ -329,20 +419,76 @@ mod tests {
         }
     }
 
+    impl Report {
+        fn clone_for_test(&self) -> Report {
+            Report {
+                context: self.context.clone(),
+                scope: self.scope.clone(),
+                server_time: self.server_time,
+                min_severity: self.min_severity,
+                summaries: self.summaries.clone(),
+                findings: self.findings.clone(),
+                silenced: Vec::new(),
+                show_silenced: false,
+                skipped: self.skipped.clone(),
+                accepted: Vec::new(),
+                invalid: self.invalid.clone(),
+            }
+        }
+    }
+
     fn printer() -> Printer {
         Printer::plain(OutputFormat::Table, None)
     }
 
     #[test]
-    fn table_has_one_row_per_finding_and_a_line_per_mechanism() {
-        let text = report().text(&printer());
+    fn wide_has_one_row_per_finding_and_a_line_per_mechanism() {
+        let text = report().take_table(&printer(), false).render(&printer());
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("SEVERITY") && lines[0].contains("NAMESPACE") && lines[0].ends_with("DETAIL"));
         assert!(lines[1].starts_with("error") && lines[1].contains("lease/kube-scheduler"));
         assert!(lines[1].ends_with("kubectl coord leases kube-scheduler -n kube-system"));
-        assert!(text.contains("leases: 4 object(s) of 1 kind(s) checked: 1 error\n"));
-        assert!(text.contains("owners: 5 object(s) of 2 kind(s) checked: ok\n"));
-        assert!(text.ends_with("1 finding(s) at or above warning\n"));
+        assert!(text.contains("leases: 4 objects of 1 kind checked: 1 error\n"));
+        assert!(text.contains("owners: 5 objects of 2 kinds checked: ok\n"));
+        assert!(text.ends_with("1 finding at or above warning\n"));
+    }
+
+    #[test]
+    fn grouped_by_namespace_and_object_with_the_detail_under_each_finding() {
+        let text = report().text(&printer());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "kube-system");
+        assert_eq!(lines[1], "  lease/kube-scheduler");
+        assert!(lines[2].starts_with("    error    CO101  last renewed 2m ago"), "{text}");
+        assert_eq!(lines[3], "                    kubectl coord leases kube-scheduler -n kube-system");
+        assert!(text.ends_with("1 finding at or above warning\n"), "{text}");
+    }
+
+    /// The people's view at 80 and 120 columns: no line wider than the terminal, and the
+    /// layout as reviewed (cargo insta review after a deliberate change).
+    #[test]
+    fn fits_80_and_120_columns() {
+        let mut r = report();
+        let f = r.findings[0].clone();
+        for (i, object) in ["deployment.apps/checkout", "deployment.apps/checkout-canary"].iter().enumerate() {
+            r.findings.push(Finding {
+                severity: Severity::Warning,
+                mechanism: Mechanism::Overlaps,
+                code: "CO301",
+                reason: "overlap".into(),
+                namespace: Some("coord-demo".into()),
+                object_kind: "Deployment".into(),
+                object: object.to_string(),
+                message: format!("selector app=shop,track=stable overlaps Deployment checkout-{i} (app=shop), both select app=shop,track=stable; 2 pods selected by both now"),
+                detail: "kubectl coord overlaps -n coord-demo --explain -l app=shop".into(),
+            });
+        }
+        r.findings.push(Finding { namespace: None, object: "node/kwok-node-0".into(), ..f });
+        for width in [80, 120] {
+            let text = r.clone_for_test().text(&Printer::plain(OutputFormat::Table, Some(width)));
+            assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+            insta::assert_snapshot!(format!("check_grouped_{width}"), text);
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod file;
 pub(crate) mod render;
 mod watch;
 
+use crate::output::table::fit_lines;
 use anyhow::{Result, anyhow};
 use clap::Args;
 use jiff::Timestamp;
@@ -206,7 +207,7 @@ fn show(printer: &Printer, args: &FieldsArgs, objects: Vec<Read>, server_time: O
         })?;
     } else {
         let text: Vec<String> = objects.iter().map(|o| render::table(o, printer, args.by_manager)).collect();
-        out(&text.join("\n"))?;
+        out(&fit_lines(&text.join("\n"), printer.width))?;
         for o in &objects {
             for u in &o.undecodable {
                 printer.warn(&format!("{}/{}: {u}", o.kind, o.name));

@@ -1,6 +1,7 @@
 //! `fields TYPE/NAME --watch`: one line each time a field's owners change, and at the
 //! end the fields whose owner flipped back and forth (the fight, with its managers).
 
+use crate::output::table::fit_lines;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -102,7 +103,7 @@ pub async fn run(
             text.push_str(&paint(&line, Tone::Bad, printer.color));
             text.push('\n');
         }
-        out(&text)?;
+        out(&fit_lines(&text, printer.width))?;
     }
     Ok(if args.exit_code && !fights.is_empty() { Outcome::Findings } else { Outcome::Clean })
 }
@@ -133,7 +134,7 @@ fn emit(printer: &Printer, changes: &[Change]) -> Result<()> {
         text.push('\n');
     }
     if !text.is_empty() {
-        out(&text)?;
+        out(&fit_lines(&text, printer.width))?;
     }
     Ok(())
 }

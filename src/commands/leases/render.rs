@@ -35,8 +35,11 @@ pub fn table(report: &LeaseReport, printer: &Printer, all_namespaces: bool, name
     if all_namespaces {
         headers.push("NAMESPACE");
     }
-    headers.extend(["NAME", "CLASS", "HOLDER", "RENEWED", "DURATION", "STATE", "TRANSITIONS", "ACQUIRED"]);
+    // At a glance: who holds what, and whether it is still renewed. The rest is -o wide
+    // (kubectl's convention), so the default fits 100 columns beside 60-character holders.
+    headers.extend(["NAME", "HOLDER", "RENEWED", "STATE"]);
     if wide {
+        headers.extend(["CLASS", "DURATION", "TRANSITIONS", "ACQUIRED"]);
         headers.extend(["POD", "CONTROLLER", "STRATEGY", "PREFERRED", "CANDIDATES"]);
     }
     let mut grid = Grid::new(headers);
@@ -46,17 +49,17 @@ pub fn table(report: &LeaseReport, printer: &Printer, all_namespaces: bool, name
             cells.push(r.namespace.clone().into());
         }
         cells.push(r.name.clone().into());
-        cells.push(r.class.as_str().into());
         cells.push(match &r.holder {
             Some(h) => h.clone().into(),
             None => styled("<none>", Tone::Dim),
         });
         cells.push(age_cell(r.renew_age_seconds));
-        cells.push(r.lease_duration_seconds.map(|d| format!("{d}s")).unwrap_or_else(|| "<none>".into()).into());
         cells.push(styled(r.state.as_str(), tone(r.state)));
-        cells.push(r.lease_transitions.map(|t| t.to_string()).unwrap_or_else(|| "<none>".into()).into());
-        cells.push(age_cell(r.acquire_age_seconds));
         if wide {
+            cells.push(r.class.as_str().into());
+            cells.push(r.lease_duration_seconds.map(|d| format!("{d}s")).unwrap_or_else(|| "<none>".into()).into());
+            cells.push(r.lease_transitions.map(|t| t.to_string()).unwrap_or_else(|| "<none>".into()).into());
+            cells.push(age_cell(r.acquire_age_seconds));
             let (pod, controller) = pod_cells(r);
             cells.push(pod);
             cells.push(controller.into());

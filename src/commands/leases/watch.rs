@@ -2,6 +2,7 @@
 //! A watch the server closes is reopened from the last resourceVersion; an expired
 //! resourceVersion (410) re-lists and reports only what changed meanwhile.
 
+use crate::output::table::fit_lines;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -110,7 +111,7 @@ fn emit(printer: &Printer, events: Vec<Keyed>) -> Result<()> {
         text.push('\n');
     }
     if !text.is_empty() {
-        out(&text)?;
+        out(&fit_lines(&text, printer.width))?;
     }
     Ok(())
 }

@@ -2,8 +2,8 @@
 
 use crate::analyze::overlap::{Analysis, Severity};
 use crate::connect::Skipped;
-use crate::output::Printer;
 use crate::output::table::{Grid, Styled, Table, Tone, styled};
+use crate::output::{Printer, counted};
 
 #[derive(serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -75,11 +75,14 @@ pub fn table(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -
     }
     let errors = a.findings.iter().filter(|f| f.severity == Severity::Error).count();
     text.push(format!(
-        "{} overlapping pairs ({errors} errors, {} warnings), {} pods under several PDBs; {controllers} controllers, {pods} pods, {} pair(s) decided",
-        a.findings.len(),
-        a.findings.len() - errors,
-        a.pdb_conflicts.len(),
-        a.pairs_compared
+        "{} ({}, {}), {} under several PDBs; {}, {}, {} decided",
+        counted(a.findings.len(), "overlapping pair"),
+        counted(errors, "error"),
+        counted(a.findings.len() - errors, "warning"),
+        counted(a.pdb_conflicts.len(), "pod"),
+        counted(controllers, "controller"),
+        counted(pods, "pod"),
+        counted(a.pairs_compared, "pair")
     ));
     Table { grid, empty: None, lines: text }
 }

@@ -17,6 +17,7 @@ use crate::analyze::owner_graph::{Coverage, Graph, KindMap, KindRef, Listed, Obj
 use crate::analyze::resource_ref::ApiResource;
 use crate::connect::list::{METADATA_PAGE_SIZE, gather, list_all_digested, list_all_paged, page_size};
 use crate::connect::{Accept, Session};
+use crate::output::counted;
 
 /// Lists in flight at once: enough to hide latency, few enough not to trip the
 /// server's max-in-flight limit or priority-and-fairness queues on a busy cluster.
@@ -222,8 +223,8 @@ where
                     resource: r.qualified_name(),
                     namespace: None,
                     reason: format!(
-                        "forbidden across all namespaces, read in {} namespace(s) only ({})",
-                        f.read.len(),
+                        "forbidden across all namespaces, read in {} only ({})",
+                        counted(f.read.len(), "namespace"),
                         f.source
                     ),
                 });

@@ -4,6 +4,7 @@
 pub(crate) mod fetch;
 pub(crate) mod render;
 
+use crate::output::table::fit_lines;
 use std::collections::BTreeSet;
 
 use anyhow::{Result, anyhow};
@@ -146,7 +147,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     if printer.is_machine() {
         printer.machine(&report.machine())?;
     } else {
-        out(&report.text(printer))?;
+        out(&fit_lines(&report.text(printer), printer.width))?;
     }
     render::footer(printer, &snap.skipped);
     Ok(outcome(args.exit_code, &found, !snap.skipped.is_empty()))

@@ -11,6 +11,7 @@ use crate::age::since as age;
 use crate::analyze::cascade::{Block, Policy, Prediction};
 use crate::analyze::object_status::Health;
 use crate::analyze::owner_graph::{Finding, FindingKind, Graph, OwnerRef, RefState};
+use crate::output::counted;
 use crate::output::table::{Grid, Styled, Table, Tone, styled};
 use crate::output::{Printer, SCHEMA_VERSION, paint, serde_name};
 
@@ -301,10 +302,10 @@ impl<'a> Scan<'a> {
     /// No grid: a count line, then one line per finding.
     pub fn table(&self, printer: &Printer) -> Table {
         let mut lines = vec![format!(
-            "{} objects read, {} with ownerReferences, {} finding(s)",
-            self.graph.objects.len(),
+            "{} read, {} with ownerReferences, {}",
+            counted(self.graph.objects.len(), "object"),
             self.graph.objects.iter().filter(|o| !o.owner_refs.is_empty()).count(),
-            self.findings.len()
+            counted(self.findings.len(), "finding")
         )];
         lines.extend(findings_text(self.graph, self.findings, printer).lines().map(str::to_string));
         Table { grid: Grid::new(Vec::new()), empty: None, lines }

@@ -2,6 +2,7 @@
 //! kinds and on Events, one line per reaction as it arrives, until nothing has changed
 //! for --settle; then a summary per writer and the stalls that remain.
 
+use crate::output::table::fit_lines;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -212,7 +213,7 @@ pub async fn run(
                 printer.machine(&wire)?;
             }
         }
-        _ => out(&summary_text(printer, &summary, &report))?,
+        _ => out(&fit_lines(&summary_text(printer, &summary, &report), printer.width))?,
     }
     render::footer(printer, &report.skipped);
     if let Some(failed) = command_failed {
@@ -319,7 +320,7 @@ fn print_reaction(printer: &Printer, r: &Reaction) -> Result<()> {
                 line.push_str(&format!("  (after {c})"));
             }
             let tone = if r.what.contains("event Failed") { Tone::Warn } else { Tone::Plain };
-            out(&(paint(&line, tone, printer.color) + "\n"))
+            out(&fit_lines(&paint(&line, tone, printer.color), printer.width))
         }
     }
 }

@@ -6,6 +6,7 @@ pub(crate) mod live;
 pub(crate) mod render;
 mod reorder;
 
+use crate::output::table::fit_lines;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -144,7 +145,7 @@ impl render::Report {
         } else if printer.is_machine() {
             printer.machine(&self.machine())?;
         } else {
-            out(&self.text(printer))?;
+            out(&fit_lines(&self.text(printer), printer.width))?;
         }
         render::footer(printer, &self.skipped);
         Ok(())
