@@ -24,7 +24,7 @@ echo "$out"
 grep -q '^Server Version: v1.36.3$' <<<"$out"
 grep -q '^User: *coord-viewer$' <<<"$out"
 # krew links only the plugin's bin into $KREW_ROOT/bin; the completion executable lives
-# in the plugin's store directory, from where users link it onto PATH (README).
+# in the plugin's store directory, from where users link it onto PATH (docs/flags.md, Completion).
 store=$(dirname "$(readlink -f "$KREW_ROOT/bin/kubectl-coord")")
 [[ -x $store/kubectl_complete-coord ]] || { echo "krew did not install kubectl_complete-coord" >&2; exit 1; }
 ln -s "$store/kubectl_complete-coord" "$work/kubectl_complete-coord"

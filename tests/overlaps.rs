@@ -100,7 +100,8 @@ fn deployments_overlapping_through_match_expressions_with_live_pods() {
 
     let table = c.coord("viewer", &["overlaps", "-n", ns, "--explain"]).ok();
     let header = table.stdout.lines().next().unwrap();
-    assert!(header.starts_with("NAMESPACE") && header.contains("WITNESS") && header.contains("LIVE PODS"), "{header}");
+    // One namespace: no NAMESPACE column, as kubectl prints it only with -A.
+    assert!(header.starts_with("KIND") && header.contains("WITNESS") && header.contains("LIVE PODS"), "{header}");
     assert!(
         table.stdout.contains(&format!(
             "disjoint: {ns}/Deployment db-main / Deployment db-prod: env: every In value is excluded by NotIn"

@@ -61,7 +61,7 @@ pub fn stall(kind: StallKind) -> &'static str {
 }
 
 /// Every code with its mechanism, the reason `check` prints beside it, and what it means:
-/// the README's table and `--ignore-file`'s check of the codes it names.
+/// docs/check.md's table and `--ignore-file`'s check of the codes it names.
 pub const ALL: &[(&str, Mechanism, &str, &str)] = &[
     ("CO101", Mechanism::Leases, "expired", "a lease not renewed within its duration: the holder stopped"),
     ("CO102", Mechanism::Leases, "at-risk", "renewed late: near expiry, a leader about to lose its lease"),
@@ -189,10 +189,10 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_lists_every_code() {
-        let readme = include_str!("../../README.md");
+    fn the_check_page_lists_every_code() {
+        let page = include_str!("../../docs/check.md");
         for (code, _, reason, _) in ALL {
-            assert!(readme.contains(&format!("| {code} | {reason} |")), "README does not list {code} ({reason})");
+            assert!(page.contains(&format!("| {code} | {reason} |")), "docs/check.md does not list {code} ({reason})");
         }
     }
 }

@@ -209,7 +209,7 @@ impl Rules {
                 ));
             }
             if let Some(bad) = rule.codes.iter().find(|c| !codes::known(c)) {
-                return Err(format!("{at}: unknown code {bad:?} (the README lists them)"));
+                return Err(format!("{at}: unknown code {bad:?} (docs/check.md lists them)"));
             }
             let selector = match &rule.selector {
                 Some(text) => Some(selector::parse(text).map_err(|e| format!("{at}: selector {text:?}: {e}"))?),

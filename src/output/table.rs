@@ -86,8 +86,16 @@ impl Grid {
                 widths[i] = widths[i].max(c.text.split('\n').map(width).max().unwrap_or(0));
             }
         }
-        if let Some(limit) = p.width {
-            let floors: Vec<usize> = self.headers.iter().map(|h| width(h)).collect();
+        if let Some(limit) = p.width.filter(|&l| widths.iter().sum::<usize>() + 3 * (columns - 1) > l) {
+            // A column's floor: its header, or its longest word up to 12 columns (kinds and
+            // names stay whole where they can; longer ones break at their seams).
+            let mut floors: Vec<usize> = self.headers.iter().map(|h| width(h)).collect();
+            for row in &self.rows {
+                for (i, c) in row.iter().enumerate().take(columns) {
+                    let longest = c.text.split([' ', '\n']).map(width).max().unwrap_or(0);
+                    floors[i] = floors[i].max(longest.min(12));
+                }
+            }
             widths = fit(&widths, &floors, limit);
         }
         let mut text = String::with_capacity(CHUNK + widths.iter().sum::<usize>() + 3 * columns + 1);
@@ -103,51 +111,42 @@ impl Grid {
 }
 
 /// Column widths that fit `limit` (gaps included) where they can. No column is made
-/// narrower than its floor (its header, at least 8, never more than its text); columns
-/// narrower than an even share of what is left keep their width, the rest split the
-/// remainder evenly (as comfy-table's dynamic arrangement does). A table whose floors
-/// cannot fit (-o wide's fourteen columns in 80) keeps its natural widths: wrapping every
-/// column to a sliver helps no one.
+/// narrower than its floor (at least 8, never more than its text); the room above the floors
+/// is shared out by raising the narrowest column still short of its text first (max-min
+/// fairness, as comfy-table's dynamic arrangement aims for): narrow columns keep their
+/// width, wide ones share the rest evenly. A table whose floors cannot fit (-o wide's
+/// fourteen columns in 80) keeps its natural widths: wrapping every column to a sliver
+/// helps no one.
 pub fn fit(natural: &[usize], floors: &[usize], limit: usize) -> Vec<usize> {
     let gaps = 3 * natural.len().saturating_sub(1);
-    let mut room = limit.saturating_sub(gaps);
-    let floors: Vec<usize> = natural.iter().zip(floors).map(|(n, f)| (*n).min((*f).max(8))).collect();
-    if natural.iter().sum::<usize>() <= room || floors.iter().sum::<usize>() > room {
+    let room = limit.saturating_sub(gaps);
+    let mut widths: Vec<usize> = natural.iter().zip(floors).map(|(n, f)| (*n).min((*f).max(8))).collect();
+    let floor_sum: usize = widths.iter().sum();
+    if natural.iter().sum::<usize>() <= room || floor_sum > room {
         return natural.to_vec();
     }
-    let mut widths: Vec<Option<usize>> = vec![None; natural.len()];
-    loop {
-        let open = widths.iter().filter(|w| w.is_none()).count();
-        if open == 0 {
-            return widths.into_iter().flatten().collect();
-        }
-        let share = room / open;
-        // Floors first: then every column still open has a floor below the share, so what
-        // is left always covers their floors.
-        let mut settled = false;
-        for pass in [0, 1] {
-            for (i, w) in widths.iter_mut().enumerate() {
-                let take = if pass == 0 { floors[i] >= share } else { natural[i] <= share };
-                if w.is_none() && take {
-                    let width = if pass == 0 { floors[i] } else { natural[i] };
-                    *w = Some(width);
-                    room -= width;
-                    settled = true;
-                }
+    let mut extra = room - floor_sum;
+    while extra > 0 {
+        let short: Vec<usize> = (0..widths.len()).filter(|&i| widths[i] < natural[i]).collect();
+        let Some(low) = short.iter().map(|&i| widths[i]).min() else { break };
+        let level: Vec<usize> = short.iter().copied().filter(|&i| widths[i] == low).collect();
+        // Raise the lowest level to the next one up, to the first text it reaches, or as far
+        // as the room goes; the leftmost columns take what does not divide evenly.
+        let next = short.iter().map(|&i| widths[i]).filter(|&w| w > low).min().unwrap_or(usize::MAX);
+        let reach = level.iter().map(|&i| natural[i]).min().unwrap_or(low);
+        let step = (next.min(reach) - low).min(extra / level.len());
+        if step == 0 {
+            for &i in level.iter().take(extra) {
+                widths[i] += 1;
             }
-            if settled {
-                break;
-            }
+            break;
         }
-        if !settled {
-            // What is left is split evenly; the first columns take the remainder.
-            let mut extra = room % open;
-            for w in widths.iter_mut().filter(|w| w.is_none()) {
-                *w = Some(share + usize::from(extra > 0));
-                extra = extra.saturating_sub(1);
-            }
+        for &i in &level {
+            widths[i] += step;
         }
+        extra -= step * level.len();
     }
+    widths
 }
 
 /// The row with each cell wider than its column wrapped at word boundaries (a word longer
@@ -171,14 +170,62 @@ fn wrapped<'a>(row: &'a [Styled], widths: &[usize]) -> Cow<'a, [Styled]> {
     Cow::Owned(cells)
 }
 
+/// How every human output wraps: at spaces; a word wider than the line (a field path, a pod
+/// name, a kind) at its own seams (before `.`, `[` and a capital inside a word, after
+/// `/`, `,` and `-`), and never with a hyphen added, since names already hold hyphens. Only a seamless
+/// word wider than the line is cut at the width.
+pub fn wrap_with(text: &str, limit: usize, indent: &str) -> Vec<String> {
+    let at_spaces = textwrap::Options::new(limit)
+        .subsequent_indent(indent)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .break_words(false);
+    let mut lines = Vec::new();
+    for (i, line) in textwrap::wrap(text, at_spaces).into_iter().enumerate() {
+        if width(&line) <= limit {
+            lines.push(line.into_owned());
+            continue;
+        }
+        // The line holds a word wider than the width: that line again, broken at seams. Its
+        // own indent (a continuation's) is already in it.
+        let (lead, rest) = line.split_at(line.len() - line.trim_start().len());
+        let lead = if i == 0 { lead.to_string() } else { indent.to_string() };
+        let at_seams = textwrap::Options::new(limit)
+            .initial_indent(&lead)
+            .subsequent_indent(indent)
+            .word_separator(textwrap::WordSeparator::Custom(words_with_seams))
+            .word_splitter(textwrap::WordSplitter::NoHyphenation);
+        lines.extend(textwrap::wrap(rest, at_seams).into_iter().map(Cow::into_owned));
+    }
+    lines
+}
+
+/// Words at spaces, each further split at its seams; the pieces of one word carry no
+/// whitespace between them, so on one line they join back into the word.
+fn words_with_seams(line: &str) -> Box<dyn Iterator<Item = textwrap::core::Word<'_>> + '_> {
+    Box::new(textwrap::WordSeparator::AsciiSpace.find_words(line).flat_map(|word| {
+        let text = word.word;
+        // The word and its trailing spaces, as one slice of the line.
+        let at = text.as_ptr() as usize - line.as_ptr() as usize;
+        let whole = &line[at..at + text.len() + word.whitespace.len()];
+        let mut starts = vec![0];
+        for (i, c) in text.char_indices().skip(1) {
+            let before = text[..i].chars().next_back().unwrap_or(' ');
+            let camel = c.is_ascii_uppercase() && before.is_ascii_lowercase();
+            if camel || matches!(c, '.' | '[') || matches!(before, '/' | ',' | '-') {
+                starts.push(i);
+            }
+        }
+        let ends: Vec<usize> = starts.iter().skip(1).copied().chain([whole.len()]).collect();
+        starts.into_iter().zip(ends).map(move |(a, b)| textwrap::core::Word::from(&whole[a..b])).collect::<Vec<_>>()
+    }))
+}
+
 /// `text` broken into lines of at most `limit` columns at word boundaries.
 pub fn wrap(text: &str, limit: usize) -> Vec<String> {
     if width(text) <= limit {
         return vec![text.to_string()];
     }
-    // Names are hyphenated (checkout-canary, kube-system): broken only at spaces.
-    let options = textwrap::Options::new(limit.max(1)).word_splitter(textwrap::WordSplitter::NoHyphenation);
-    textwrap::wrap(text, options).into_iter().map(Cow::into_owned).collect()
+    wrap_with(text, limit.max(1), "")
 }
 
 /// What `write` writes, as a String (the tables' `render`).
@@ -290,10 +337,7 @@ pub fn wrap_indented(line: &str, limit: Option<usize>) -> Vec<String> {
     match limit {
         Some(limit) if width(line) > limit => {
             let indent = " ".repeat(line.len() - line.trim_start().len() + 2);
-            let options = textwrap::Options::new(limit.max(indent.len() + 8))
-                .subsequent_indent(&indent)
-                .word_splitter(textwrap::WordSplitter::NoHyphenation);
-            textwrap::wrap(line, options).into_iter().map(Cow::into_owned).collect()
+            wrap_with(line, limit.max(indent.len() + 8), &indent)
         }
         _ => vec![line.to_string()],
     }

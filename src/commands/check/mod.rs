@@ -68,7 +68,7 @@ pub struct CheckArgs {
     /// else 4 when something in scope could not be read
     #[arg(long)]
     pub exit_code: bool,
-    /// Findings a team has accepted, and types known to be unreadable (YAML; see the README)
+    /// Findings a team has accepted, and types known to be unreadable (YAML; see docs/check.md)
     #[arg(long, value_name = "FILE")]
     pub ignore_file: Option<std::path::PathBuf>,
     /// List the silenced findings too, each with what silenced it and why

@@ -328,10 +328,7 @@ impl Report {
 fn wrap_under(text: &str, indent: &str, limit: Option<usize>) -> Vec<String> {
     match limit {
         Some(limit) if text.len() > limit => {
-            let options = textwrap::Options::new(limit.max(indent.len() + 20))
-                .subsequent_indent(indent)
-                .word_splitter(textwrap::WordSplitter::NoHyphenation);
-            textwrap::wrap(text, options).into_iter().map(|l| l.into_owned()).collect()
+            crate::output::table::wrap_with(text, limit.max(indent.len() + 20), indent)
         }
         _ => vec![text.to_string()],
     }

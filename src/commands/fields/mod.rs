@@ -327,3 +327,68 @@ fn analyze_object(
         undecodable,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use serde_json::json;
+
+    use super::*;
+    use crate::cli::OutputFormat;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: FieldsArgs,
+    }
+
+    /// A Deployment applied by a GitOps tool, scaled by kubectl through the scale
+    /// subresource, its status written by kube-controller-manager: the spec.replicas fight.
+    fn deployment() -> Value {
+        let entry = |manager: &str, operation: &str, subresource: &str, fields: Value| {
+            let mut e = json!({"manager": manager, "operation": operation, "apiVersion": "apps/v1",
+                "time": "2026-12-05T10:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": fields});
+            if !subresource.is_empty() {
+                e["subresource"] = json!(subresource);
+            }
+            e
+        };
+        let container = r#"k:{"name":"storefront-application-server"}"#;
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "storefront", "namespace": "coord-demo", "managedFields": [
+                entry("gitops", "Apply", "", json!({"f:metadata": {"f:labels": {"f:app.kubernetes.io/name": {}}},
+                    "f:spec": {"f:selector": {}, "f:template": {"f:spec": {"f:containers": {container: {
+                        ".": {}, "f:image": {}, "f:name": {}}}}}}})),
+                entry("kubectl", "Update", "scale", json!({"f:spec": {"f:replicas": {}}})),
+                entry("kube-controller-manager", "Update", "status",
+                    json!({"f:status": {"f:availableReplicas": {}, "f:conditions": {}, "f:observedGeneration": {}}})),
+            ]},
+            "spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "storefront-application-server",
+                "image": "registry.example.com/shop/storefront-application-server:2026.12.05-rc1"}]}}},
+            "status": {"availableReplicas": 3, "observedGeneration": 4}
+        })
+    }
+
+    #[test]
+    fn fits_80_and_120_columns_by_field_and_by_manager() {
+        let now = Some(Timestamp::from_second(1_796_467_200).unwrap());
+        for by_manager in [false, true] {
+            let mut argv = vec!["fields", "deploy/storefront"];
+            if by_manager {
+                argv.push("--by-manager");
+            }
+            let args = Cli::parse_from(argv).args;
+            let o = analyze_object("Deployment", Some("coord-demo"), "storefront", &deployment(), now, &args);
+            assert!(!o.contests.is_empty(), "the scale subresource inside gitops' apply is a contest");
+            for width in [80, 120] {
+                let printer = Printer::plain(OutputFormat::Table, Some(width));
+                let text = fit_lines(&render::table(&o, &printer, by_manager), printer.width);
+                assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+                assert!(text.contains(".spec.replicas update-inside-apply") || by_manager, "{text}");
+                let view = if by_manager { "by_manager" } else { "by_field" };
+                insta::assert_snapshot!(format!("fields_{view}_{width}"), text);
+            }
+        }
+    }
+}

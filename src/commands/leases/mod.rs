@@ -154,23 +154,7 @@ async fn collect(session: &Session, printer: &Printer, args: &LeasesArgs) -> Res
         })
         .collect();
 
-    let node_leases = lease_report::node_summary(&rows, &|n| nodes.get(n).copied().flatten());
-    let findings = lease_report::findings(&rows);
-    let leadership = lease_report::leadership(&rows);
-
     let list_nodes =
         args.nodes || (!session.all_namespaces && session.namespace == "kube-node-lease") || !args.names.is_empty();
-    let rows = rows.into_iter().filter(|r| list_nodes || r.class != LeaseClass::NodeHeartbeat).collect();
-    Ok(LeaseReport {
-        api_version: SCHEMA_VERSION,
-        kind: "LeaseReport",
-        server_time: now,
-        clock,
-        leases: rows,
-        node_leases,
-        leadership,
-        findings,
-        complete: skipped.is_empty(),
-        skipped,
-    })
+    Ok(LeaseReport::assemble(rows, (now, clock), &|n| nodes.get(n).copied().flatten(), list_nodes, skipped))
 }

@@ -3,11 +3,11 @@
 use std::time::Duration;
 
 use crate::age::{human, human_signed};
-use crate::analyze::lease::{LeaseState, SKEW_MARGIN_MICROS, looks_like_controller_pod};
-use crate::analyze::lease_report::{Finding, Leadership, LeaseRow, NodeSummary};
+use crate::analyze::lease::{LeaseClass, LeaseState, SKEW_MARGIN_MICROS, looks_like_controller_pod};
+use crate::analyze::lease_report::{self, Finding, Leadership, LeaseRow, NodeSummary};
 use crate::connect::Skipped;
 use crate::output::table::{Grid, Styled, Table, Tone, styled};
-use crate::output::{Printer, paint, serde_name};
+use crate::output::{Printer, SCHEMA_VERSION, paint, serde_name};
 
 /// The stable machine shape of `leases -o json|yaml`.
 #[derive(Debug, serde::Serialize, schemars::JsonSchema)]
@@ -27,6 +27,35 @@ pub struct LeaseReport {
     pub complete: bool,
     /// What could not be read: {resource, namespace, reason}.
     pub skipped: Vec<Skipped>,
+}
+
+impl LeaseReport {
+    /// The report from the rows (pure): node heartbeats summarised unless `list_nodes`,
+    /// findings and leadership over every row.
+    pub fn assemble(
+        rows: Vec<LeaseRow>,
+        (server_time, clock): (jiff::Timestamp, &'static str),
+        node_exists: &dyn Fn(&str) -> Option<bool>,
+        list_nodes: bool,
+        skipped: Vec<Skipped>,
+    ) -> LeaseReport {
+        let node_leases = lease_report::node_summary(&rows, node_exists);
+        let findings = lease_report::findings(&rows);
+        let leadership = lease_report::leadership(&rows);
+        let leases = rows.into_iter().filter(|r| list_nodes || r.class != LeaseClass::NodeHeartbeat).collect();
+        LeaseReport {
+            api_version: SCHEMA_VERSION,
+            kind: "LeaseReport",
+            server_time,
+            clock,
+            leases,
+            node_leases,
+            leadership,
+            findings,
+            complete: skipped.is_empty(),
+            skipped,
+        }
+    }
 }
 
 pub fn table(report: &LeaseReport, printer: &Printer, all_namespaces: bool, namespace: &str) -> Table {
@@ -162,5 +191,100 @@ fn tone(state: LeaseState) -> Tone {
         LeaseState::AtRisk | LeaseState::Skewed => Tone::Warn,
         LeaseState::Expired => Tone::Bad,
         LeaseState::Released | LeaseState::Unknown => Tone::Dim,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use jiff::Timestamp;
+
+    use super::*;
+    use crate::analyze::lease::LeaseSnapshot;
+    use crate::analyze::lease_report::{HolderPod, Workload};
+    use crate::cli::OutputFormat;
+
+    const NOW: i64 = 1_800_000_000;
+
+    fn lease(ns: &str, name: &str, holder: &str, renewed_ago: i64, duration: i32) -> LeaseSnapshot {
+        LeaseSnapshot {
+            namespace: ns.into(),
+            name: name.into(),
+            holder: Some(holder.into()).filter(|h: &String| !h.is_empty()),
+            duration_seconds: Some(duration),
+            transitions: Some(2),
+            renew_time: Some(Timestamp::from_second(NOW - renewed_ago).unwrap()),
+            acquire_time: Some(Timestamp::from_second(NOW - renewed_ago - 3600).unwrap()),
+            ..Default::default()
+        }
+    }
+
+    fn pod(name: &str, exists: bool) -> HolderPod {
+        HolderPod {
+            name: name.into(),
+            exists: Some(exists),
+            phase: Some("Running".into()),
+            ready: Some(true),
+            controller: Some(Workload {
+                kind: "Deployment".into(),
+                name: "leader-app".into(),
+                namespace: "coord-demo".into(),
+                replicas: Some(3),
+            }),
+        }
+    }
+
+    /// The demo's leases, as `leases -A` sees them: control-plane locks, leaders with long
+    /// identities, a stale lock, a pod that is gone, a skewed clock, node heartbeats.
+    fn report() -> LeaseReport {
+        let uuid = "6c65e70f-c5d7-4c0c-b287-dfb5f5da81e7";
+        let now = Timestamp::from_second(NOW).unwrap();
+        let mut rows = Vec::new();
+        let mut add = |l: LeaseSnapshot, p: Option<HolderPod>| rows.push(lease_report::row(&l, now, p, vec![]));
+        add(lease("kube-system", "kube-controller-manager", &format!("coord-dev_{uuid}"), 1, 15), None);
+        add(lease("kube-system", "kube-scheduler", &format!("coord-dev_{uuid}"), 2, 15), None);
+        let mut identity = lease(
+            "kube-system",
+            "apiserver-xb2k3ydg6ctwaqm5zqz6xq7l4e",
+            "apiserver-xb2k3ydg6ctwaqm5zqz6xq7l4e_0e2b7c4a-3b5f-4f0e-9d44-5f0c7b3f9b11",
+            4,
+            3600,
+        );
+        identity.labels = vec![("apiserver.kubernetes.io/identity".into(), "kube-apiserver".into())];
+        add(identity, None);
+        add(
+            lease("coord-demo", "leader-app-lock", &format!("leader-app-65dc8bc996-dkgnr_{uuid}"), 1, 3600),
+            Some(pod("leader-app-65dc8bc996-dkgnr", true)),
+        );
+        add(
+            lease("coord-demo", "orphaned-lock", &format!("leader-app-5d8f7c9b4-gq2xz_{uuid}"), 1, 3600),
+            Some(pod("leader-app-5d8f7c9b4-gq2xz", false)),
+        );
+        add(lease("coord-demo", "stale-lock", &format!("leader-app-5d8f7c9b4-old01_{uuid}"), 29_000_000, 15), None);
+        add(lease("coord-demo", "skewed-lock", "clock-ahead-host", -2_270_000_000, 15), None);
+        add(lease("coord-demo", "released-lock", "", 40, 15), None);
+        for n in 0..3 {
+            add(lease("kube-node-lease", &format!("kwok-node-{n}"), &format!("kwok-node-{n}"), 3, 20), None);
+        }
+        LeaseReport::assemble(rows, (now, "server"), &|_| Some(true), false, vec![])
+    }
+
+    #[test]
+    fn default_columns_fit_80_and_120_and_wide_keeps_every_column() {
+        for width in [80, 120] {
+            let printer = Printer::plain(OutputFormat::Table, Some(width));
+            let text = table(&report(), &printer, true, "").render(&printer);
+            assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+            assert!(text.contains("3 node leases: 3 fresh (--nodes lists them)"), "{text}");
+            assert!(text.contains("coord-demo/stale-lock: CO101 expired"), "{text}");
+            assert!(text.contains("coord-demo/orphaned-lock: CO104 holder-pod-missing"), "{text}");
+            insta::assert_snapshot!(format!("leases_all_{width}"), text);
+        }
+        let printer = Printer::plain(OutputFormat::Wide, None);
+        let text = table(&report(), &printer, false, "coord-demo").render(&printer);
+        let header = text.lines().next().unwrap();
+        for column in ["CLASS", "DURATION", "TRANSITIONS", "ACQUIRED", "POD", "CONTROLLER", "CANDIDATES"] {
+            assert!(header.contains(column), "{header}");
+        }
+        assert!(text.contains("leader-app-5d8f7c9b4-gq2xz (gone)"), "{text}");
     }
 }

@@ -81,8 +81,9 @@ async fn rendered(session: &Session, printer: &Printer, args: &OverlapsArgs) -> 
         skipped: &snap.skipped,
         invalid: &snap.invalid,
     };
-    let mut rendered =
-        Rendered::new(printer, &report, || table(&analysis, printer, snap.controllers.len(), snap.pods.len()))?;
+    let mut rendered = Rendered::new(printer, &report, || {
+        table(&analysis, printer, session.all_namespaces, (snap.controllers.len(), snap.pods.len()))
+    })?;
     rendered.warnings = snap
         .skipped
         .iter()

@@ -22,8 +22,14 @@ pub struct OverlapReport<'a> {
     pub invalid: &'a [String],
 }
 
-pub fn table(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -> Table {
-    let mut grid = Grid::new(vec!["NAMESPACE", "KIND", "A", "B", "SEVERITY", "WITNESS", "LIVE PODS"]);
+/// The table; a NAMESPACE column only across namespaces, as kubectl prints it.
+pub fn table(a: &Analysis, printer: &Printer, all_namespaces: bool, counts: (usize, usize)) -> Table {
+    let (controllers, pods) = counts;
+    let mut headers = vec!["KIND", "A", "B", "SEVERITY", "WITNESS", "LIVE PODS"];
+    if all_namespaces {
+        headers.insert(0, "NAMESPACE");
+    }
+    let mut grid = Grid::new(headers);
     for f in &a.findings {
         let kind = if f.a.kind == f.b.kind { f.a.kind.clone() } else { format!("{}/{}", f.a.kind, f.b.kind) };
         let witness: Vec<String> = f.witness.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -36,8 +42,11 @@ pub fn table(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -
             Severity::Error => styled("error", Tone::Bad),
             Severity::Warning => styled("warning", Tone::Warn),
         };
-        grid.row(vec![
-            f.namespace.clone().into(),
+        let mut row: Vec<Styled> = Vec::with_capacity(7);
+        if all_namespaces {
+            row.push(f.namespace.clone().into());
+        }
+        row.extend([
             kind.into(),
             f.a.name.clone().into(),
             f.b.name.clone().into(),
@@ -45,6 +54,7 @@ pub fn table(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -
             if witness.is_empty() { "<any>".into() } else { witness.join(",").into() },
             live.into(),
         ]);
+        grid.row(row);
     }
     let mut text = Vec::new();
     let detail = printer.wide() || a.findings.len() <= 20;
@@ -85,4 +95,62 @@ pub fn table(a: &Analysis, printer: &Printer, controllers: usize, pods: usize) -
         counted(a.pairs_compared, "pair")
     ));
     Table { grid, empty: None, lines: text }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::overlap::{Controller, Options, PodMeta, analyze};
+    use crate::analyze::selector::parse;
+    use crate::cli::OutputFormat;
+
+    fn ctl(kind: &str, name: &str, sel: &str, template: &[(&str, &str)]) -> Controller {
+        Controller {
+            kind: kind.into(),
+            namespace: "coord-demo".into(),
+            name: name.into(),
+            uid: format!("uid-{name}"),
+            selector: parse(sel).unwrap(),
+            template_labels: (kind != "PodDisruptionBudget")
+                .then(|| template.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+            owner_uid: None,
+        }
+    }
+
+    fn pod(name: &str, labels: &[(&str, &str)], owner: &str) -> PodMeta {
+        PodMeta {
+            namespace: "coord-demo".into(),
+            name: name.into(),
+            labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            controller: Some(("ReplicaSet".into(), owner.into(), format!("uid-{owner}"))),
+        }
+    }
+
+    /// The demo's overlaps: a canary whose selector covers the stable Deployment's pods,
+    /// set-based selectors that meet, and two PDBs over the same pods.
+    #[test]
+    fn fits_80_and_120_columns() {
+        let stable = [("app", "shop"), ("track", "stable")];
+        let controllers = vec![
+            ctl("Deployment", "checkout", "app=shop,track=stable", &stable),
+            ctl("Deployment", "checkout-canary", "app=shop", &[("app", "shop"), ("track", "canary")]),
+            ctl("Deployment", "reports", "tier=batch,env!=prod", &[("tier", "batch"), ("env", "dev")]),
+            ctl("Deployment", "reports-prod", "env=prod,tier=batch", &[("tier", "batch"), ("env", "prod")]),
+            ctl("PodDisruptionBudget", "shop", "app=shop", &[]),
+            ctl("PodDisruptionBudget", "stable-track", "track=stable", &[]),
+        ];
+        let pods = vec![
+            pod("checkout-77c7c8857f-ng2hr", &stable, "checkout-77c7c8857f"),
+            pod("checkout-77c7c8857f-pg5q5", &stable, "checkout-77c7c8857f"),
+        ];
+        let analysis = analyze(&controllers, &pods, &Options { cross_kind: false, explain: false });
+        assert!(!analysis.findings.is_empty() && !analysis.pdb_conflicts.is_empty());
+        for width in [80, 120] {
+            let printer = Printer::plain(OutputFormat::Table, Some(width));
+            let text = table(&analysis, &printer, false, (controllers.len(), pods.len())).render(&printer);
+            assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+            assert!(text.contains("stable-track") && text.contains("2 pods under several PDBs"), "{text}");
+            insta::assert_snapshot!(format!("overlaps_{width}"), text);
+        }
+    }
 }

@@ -455,3 +455,75 @@ pub fn footer_lines(skipped: &[Skipped]) -> Vec<String> {
         .map(|(reason, names)| format!("not listed, {reason}: {}; the result may be incomplete", names.join(", ")))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::cascade::predict;
+    use crate::analyze::owner_graph::tests::{coverage, obj};
+    use crate::analyze::owner_graph::{Walk, findings, tree};
+    use crate::cli::OutputFormat;
+
+    /// A Deployment's tree as the real controllers build it, a ConfigMap owned by a Widget
+    /// with long names, and a reference to an owner that is gone: the tree, the foreground
+    /// cascade and the finding, at 80 and 120 columns.
+    #[test]
+    fn fits_80_and_120_columns() {
+        let ns = Some("coord-demo");
+        let (d, rs) = ("checkout", "checkout-77c7c8857f");
+        let mut objects = vec![
+            obj("d", "Deployment", ns, d, &[]),
+            obj("rs", "ReplicaSet", ns, rs, &[("Deployment", d, "d", true, true)]),
+            obj("w", "Widget", ns, "release-v1-assets-with-a-long-name", &[("Deployment", d, "d", false, false)]),
+            obj(
+                "cm",
+                "ConfigMap",
+                ns,
+                "release-v1-assets-with-a-long-name-settings",
+                &[("Widget", "release-v1-assets-with-a-long-name", "w", true, true)],
+            ),
+            obj(
+                "cm2",
+                "ConfigMap",
+                ns,
+                "release-v1-dangling",
+                &[("ConfigMap", "release-v1", "gone-uid", false, false)],
+            ),
+        ];
+        for p in ["ng2hr", "pg5q5"] {
+            objects.push(obj(
+                &format!("p-{p}"),
+                "Pod",
+                ns,
+                &format!("{rs}-{p}"),
+                &[("ReplicaSet", rs, "rs", true, true)],
+            ));
+        }
+        let graph = Graph::build(objects, &coverage());
+        let root = graph.find("apps", "Deployment", ns, d).unwrap();
+        let rows = tree(&graph, root, Walk { up: true, down: true, depth: None });
+        let targets = vec![Target { node: root, rows, cascade: Some(predict(&graph, root, Policy::Foreground)) }];
+        let printed: BTreeSet<usize> = targets[0].rows.iter().map(|r| r.node).collect();
+        let dangling = graph.find("", "ConfigMap", ns, "release-v1-dangling").unwrap();
+        let found = findings(&graph, &[dangling], None, 300);
+        assert!(!found.is_empty());
+        let mut statuses = HashMap::new();
+        statuses.insert(root, ("1/2 ready, 1 updated, 1 unavailable".to_string(), Health::Degraded));
+        let trees = Trees {
+            graph: &graph,
+            targets: &targets,
+            printed: &printed,
+            statuses: &statuses,
+            findings: &found,
+            skipped: &[],
+            server_time: None,
+        };
+        for width in [80, 120] {
+            let printer = Printer::plain(OutputFormat::Table, Some(width));
+            let text = crate::output::table::fit_lines(&trees.text(&printer), printer.width);
+            assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+            assert!(text.contains("Deployment") && text.contains("ReplicaSet") && text.contains("CO201"), "{text}");
+            insta::assert_snapshot!(format!("owners_tree_{width}"), text);
+        }
+    }
+}

@@ -330,6 +330,17 @@ mod tests {
     }
 
     #[test]
+    fn fits_80_and_120_columns() {
+        for width in [80, 120] {
+            let printer = Printer::plain(OutputFormat::Table, Some(width));
+            let text = crate::output::table::fit_lines(&report().text(&printer), printer.width);
+            assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+            assert!(text.contains("STALLS (1)") && text.contains("CO503 unscheduled"), "{text}");
+            insta::assert_snapshot!(format!("trace_{width}"), text);
+        }
+    }
+
+    #[test]
     fn the_table_is_a_timeline_with_the_tree_and_the_stalls() {
         let text = report().text(&printer(OutputFormat::Table));
         assert!(text.starts_with("deployment.apps/web in namespace ns: 3 objects,"), "{text}");
