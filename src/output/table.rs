@@ -86,6 +86,7 @@ impl Grid {
                 widths[i] = widths[i].max(c.text.split('\n').map(width).max().unwrap_or(0));
             }
         }
+        let mut narrowed = false;
         if let Some(limit) = p.width.filter(|&l| widths.iter().sum::<usize>() + 3 * (columns - 1) > l) {
             // A column's floor: its header, or its longest word up to 12 columns (kinds and
             // names stay whole where they can; longer ones break at their seams).
@@ -96,11 +97,16 @@ impl Grid {
                     floors[i] = floors[i].max(longest.min(12));
                 }
             }
-            widths = fit(&widths, &floors, limit);
+            let fitted = fit(&widths, &floors, limit);
+            narrowed = fitted != widths;
+            widths = fitted;
         }
         let mut text = String::with_capacity(CHUNK + widths.iter().sum::<usize>() + 3 * columns + 1);
         for row in header.iter().chain(&self.rows) {
-            write_row(&wrapped(row, &widths), &widths, color, &mut text);
+            // Piped, or when everything fits, the rows go out as they are: no cell is measured
+            // twice (check -A's 40,000 rows).
+            let row: Cow<[Styled]> = if narrowed { wrapped(row, &widths) } else { Cow::Borrowed(row) };
+            write_row(&row, &widths, color, &mut text);
             if text.len() >= CHUNK {
                 out.write_all(text.as_bytes())?;
                 text.clear();
@@ -179,8 +185,12 @@ pub fn wrap_with(text: &str, limit: usize, indent: &str) -> Vec<String> {
         .subsequent_indent(indent)
         .word_splitter(textwrap::WordSplitter::NoHyphenation)
         .break_words(false);
+    // Leading spaces (a tree's indent) stay on the first line instead of ending it.
+    let body = text.trim_start_matches(' ');
+    let first = &text[..text.len() - body.len()];
+    let at_spaces = at_spaces.initial_indent(first);
     let mut lines = Vec::new();
-    for (i, line) in textwrap::wrap(text, at_spaces).into_iter().enumerate() {
+    for (i, line) in textwrap::wrap(body, at_spaces).into_iter().enumerate() {
         if width(&line) <= limit {
             lines.push(line.into_owned());
             continue;
@@ -225,7 +235,8 @@ pub fn wrap(text: &str, limit: usize) -> Vec<String> {
     if width(text) <= limit {
         return vec![text.to_string()];
     }
-    wrap_with(text, limit.max(1), "")
+    let lead = &text[..text.len() - text.trim_start_matches(' ').len()];
+    wrap_with(text, limit.max(1), lead)
 }
 
 /// What `write` writes, as a String (the tables' `render`).

@@ -16,7 +16,7 @@ use crate::cli::{ConnectionArgs, FleetArgs};
 use crate::commands::fleet::{self, Rendered};
 use crate::connect::{Session, Skipped};
 use crate::error::{Outcome, usage};
-use crate::output::{Printer, SCHEMA_VERSION};
+use crate::output::Printer;
 
 pub use render::LeaseReport;
 
