@@ -346,12 +346,11 @@ spec:
     });
 
     let found = coord(&c, &["check", "-n", ns, "--exit-code"]).code(3);
-    let row = found
-        .stdout
-        .lines()
-        .find(|l| l.contains("deployment.apps/batch"))
-        .unwrap_or_else(|| panic!("{}", found.stdout));
-    assert!(row.starts_with("warning") && row.contains("CO404") && row.contains(".spec.replicas"), "{row}");
+    // Grouped for people: the object, then its finding with severity and code.
+    let lines: Vec<&str> = found.stdout.lines().collect();
+    let at = lines.iter().position(|l| *l == "  deployment.apps/batch").unwrap_or_else(|| panic!("{}", found.stdout));
+    let row = lines[at + 1];
+    assert!(row.starts_with("    warning  CO404") && row.contains(".spec.replicas"), "{}", found.stdout);
 
     // An ignore file: by code and namespace glob, by label selector; each with its reason.
     for (name, rule) in [
