@@ -179,6 +179,8 @@ fn stop_metrics_server(c: &Cluster) -> Vec<String> {
     argv
 }
 
+// The server outlives the test on purpose: down.sh stops it by its pid, so it is never waited on here.
+#[allow(clippy::zombie_processes)]
 fn start_metrics_server(c: &Cluster, argv: &[String]) {
     let log = std::fs::File::create(c.dir.join("logs/metrics-server.log")).unwrap();
     let child = Command::new("setsid")

@@ -405,15 +405,16 @@ fn pdb_conflicts(
 }
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
     use crate::analyze::selector::parse;
     use proptest::prelude::*;
 
-    fn ctl(kind: &str, name: &str, sel: &str, template: Option<&[(&str, &str)]>) -> Controller {
+    /// A controller in `namespace` selecting `sel`; `template` is None for kinds without one (a PDB).
+    pub fn ctl_in(namespace: &str, kind: &str, name: &str, sel: &str, template: Option<&[(&str, &str)]>) -> Controller {
         Controller {
             kind: kind.into(),
-            namespace: "ns".into(),
+            namespace: namespace.into(),
             name: name.into(),
             uid: format!("uid-{name}"),
             selector: parse(sel).unwrap(),
@@ -422,13 +423,22 @@ mod tests {
         }
     }
 
-    fn pod(name: &str, labels: &[(&str, &str)], owner: Option<&str>) -> PodMeta {
+    /// A pod in `namespace`, controlled by the ReplicaSet `owner` when there is one.
+    pub fn pod_in(namespace: &str, name: &str, labels: &[(&str, &str)], owner: Option<&str>) -> PodMeta {
         PodMeta {
-            namespace: "ns".into(),
+            namespace: namespace.into(),
             name: name.into(),
             labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             controller: owner.map(|o| ("ReplicaSet".into(), o.into(), format!("uid-{o}"))),
         }
+    }
+
+    fn ctl(kind: &str, name: &str, sel: &str, template: Option<&[(&str, &str)]>) -> Controller {
+        ctl_in("ns", kind, name, sel, template)
+    }
+
+    fn pod(name: &str, labels: &[(&str, &str)], owner: Option<&str>) -> PodMeta {
+        pod_in("ns", name, labels, owner)
     }
 
     const OPTS: Options = Options { cross_kind: false, explain: true };

@@ -342,16 +342,19 @@ fn write_lines(out: &mut impl Write, line: &str, p: &Printer) -> std::io::Result
     Ok(())
 }
 
+/// `text` wrapped to `limit` (unlimited without one), continuation lines `indent` columns in
+/// (where its text starts), and at least `room` columns left for text after the indent.
+pub fn wrap_under(text: &str, limit: Option<usize>, indent: usize, room: usize) -> Vec<String> {
+    match limit {
+        Some(limit) if width(text) > limit => wrap_with(text, limit.max(indent + room), &" ".repeat(indent)),
+        _ => vec![text.to_string()],
+    }
+}
+
 /// `line` wrapped to `limit` (unlimited without one), continuations indented past its own
 /// leading spaces. Colour codes are not counted by textwrap's width, so painted text wraps too.
 pub fn wrap_indented(line: &str, limit: Option<usize>) -> Vec<String> {
-    match limit {
-        Some(limit) if width(line) > limit => {
-            let indent = " ".repeat(line.len() - line.trim_start().len() + 2);
-            wrap_with(line, limit.max(indent.len() + 8), &indent)
-        }
-        _ => vec![line.to_string()],
-    }
+    wrap_under(line, limit, line.len() - line.trim_start().len() + 2, 8)
 }
 
 /// Human text fitted to `limit`: each line wider than it wrapped under its own indent;

@@ -12,7 +12,7 @@ use crate::analyze::silence::{Accepted, Silenced};
 use crate::commands::owners::fetch::{Scope, Skipped};
 use crate::commands::owners::render::footer_lines;
 use crate::output::junit::{Suites, junit_document, xml};
-use crate::output::table::{Grid, Styled, Table, Tone, styled};
+use crate::output::table::{Grid, Styled, Table, Tone, styled, wrap_under};
 use crate::output::{Printer, SCHEMA_VERSION, counted, paint, serde_name};
 
 pub struct Report {
@@ -151,42 +151,44 @@ impl Report {
     ///                     kubectl coord leases stale-lock -n coord-demo
     /// ```
     fn grouped_lines(&mut self, printer: &Printer) -> Vec<String> {
-        let findings = std::mem::take(&mut self.findings);
-        let mut places: BTreeMap<Option<String>, Vec<(String, Vec<Finding>)>> = BTreeMap::new();
-        // Where each object's group is, so that tens of thousands of findings group in one pass.
+        // Groups in the order their first finding comes, each found through an index so that
+        // tens of thousands of findings group in one pass; then a stable sort by namespace.
+        let mut groups: Vec<(Option<String>, String, Vec<Finding>)> = Vec::new();
         let mut at: HashMap<(Option<String>, String), usize> = HashMap::new();
-        for f in findings {
-            let objects = places.entry(f.namespace.clone()).or_default();
+        for f in std::mem::take(&mut self.findings) {
             match at.entry((f.namespace.clone(), f.object.clone())) {
-                Entry::Occupied(i) => objects[*i.get()].1.push(f),
+                Entry::Occupied(i) => groups[*i.get()].2.push(f),
                 Entry::Vacant(slot) => {
-                    slot.insert(objects.len());
-                    objects.push((f.object.clone(), vec![f]));
+                    slot.insert(groups.len());
+                    groups.push((f.namespace.clone(), f.object.clone(), vec![f]));
                 }
             }
         }
+        groups.sort_by(|a, b| a.0.cmp(&b.0));
         let mut lines = Vec::new();
-        for (namespace, objects) in places {
-            let heading = namespace.unwrap_or_else(|| "(cluster-scoped)".into());
-            lines.push(paint(&heading, Tone::Plain, printer.color));
-            for (object, found) in objects {
-                lines.push(format!("  {object}"));
-                for f in found {
-                    // "    error    CO101  ": the text starts at one column for every finding.
-                    let marker = format!("{:<8} {:<6}", serde_name(&f.severity), f.code);
-                    let indent = " ".repeat(4 + marker.len() + 1);
-                    let text = format!("    {marker} {}", f.message);
-                    let mut wrapped = wrap_under(&text, &indent, printer.width);
-                    let (tone, painted) = (severity_cell(f.severity).tone, serde_name(&f.severity));
-                    if printer.color {
-                        wrapped[0] = wrapped[0].replacen(&painted, &paint(&painted, tone, true), 1);
-                    }
-                    lines.extend(wrapped);
-                    let detail = format!("{indent}{}", f.detail);
-                    lines.extend(
-                        wrap_under(&detail, &indent, printer.width).iter().map(|l| paint(l, Tone::Dim, printer.color)),
-                    );
+        let mut heading: Option<&Option<String>> = None;
+        for (namespace, object, found) in &groups {
+            if heading != Some(namespace) {
+                heading = Some(namespace);
+                let name = namespace.as_deref().unwrap_or("(cluster-scoped)");
+                lines.push(paint(name, Tone::Plain, printer.color));
+            }
+            lines.push(format!("  {object}"));
+            for f in found {
+                // "    error    CO101  ": the text starts at one column for every finding.
+                let marker = format!("{:<8} {:<6}", serde_name(&f.severity), f.code);
+                let indent = 4 + marker.len() + 1;
+                let text = format!("    {marker} {}", f.message);
+                let mut wrapped = wrap_under(&text, printer.width, indent, 20);
+                let (tone, painted) = (severity_cell(f.severity).tone, serde_name(&f.severity));
+                if printer.color {
+                    wrapped[0] = wrapped[0].replacen(&painted, &paint(&painted, tone, true), 1);
                 }
+                lines.extend(wrapped);
+                let detail = format!("{:indent$}{}", "", f.detail);
+                lines.extend(
+                    wrap_under(&detail, printer.width, indent, 20).iter().map(|l| paint(l, Tone::Dim, printer.color)),
+                );
             }
         }
         if !lines.is_empty() {
@@ -327,16 +329,6 @@ impl Report {
             suites.push_str("  </testsuite>\n");
         }
         Suites { xml: suites, tests, failures, time: self.server_time, context: self.context.clone() }
-    }
-}
-
-/// `text` wrapped to `limit`, continuation lines under `indent` (the column its text starts at).
-fn wrap_under(text: &str, indent: &str, limit: Option<usize>) -> Vec<String> {
-    match limit {
-        Some(limit) if text.len() > limit => {
-            crate::output::table::wrap_with(text, limit.max(indent.len() + 20), indent)
-        }
-        _ => vec![text.to_string()],
     }
 }
 

@@ -100,30 +100,17 @@ pub fn table(a: &Analysis, printer: &Printer, all_namespaces: bool, counts: (usi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyze::overlap::tests::{ctl_in, pod_in};
     use crate::analyze::overlap::{Controller, Options, PodMeta, analyze};
-    use crate::analyze::selector::parse;
     use crate::cli::OutputFormat;
 
     fn ctl(kind: &str, name: &str, sel: &str, template: &[(&str, &str)]) -> Controller {
-        Controller {
-            kind: kind.into(),
-            namespace: "coord-demo".into(),
-            name: name.into(),
-            uid: format!("uid-{name}"),
-            selector: parse(sel).unwrap(),
-            template_labels: (kind != "PodDisruptionBudget")
-                .then(|| template.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
-            owner_uid: None,
-        }
+        let template = (kind != "PodDisruptionBudget").then_some(template);
+        ctl_in("coord-demo", kind, name, sel, template)
     }
 
     fn pod(name: &str, labels: &[(&str, &str)], owner: &str) -> PodMeta {
-        PodMeta {
-            namespace: "coord-demo".into(),
-            name: name.into(),
-            labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            controller: Some(("ReplicaSet".into(), owner.into(), format!("uid-{owner}"))),
-        }
+        pod_in("coord-demo", name, labels, Some(owner))
     }
 
     /// The demo's overlaps: a canary whose selector covers the stable Deployment's pods,
