@@ -28,7 +28,7 @@ pub struct Completion {
     pub directive: u32,
 }
 
-/// Entry point of the `kubectl_complete-coord` executable.
+/// `kubectl coord __complete WORDS`, run by the `kubectl_complete-coord` launcher.
 pub fn main_exit_code(words: Vec<String>) -> i32 {
     let done = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt.block_on(complete(&words)),

@@ -21,6 +21,11 @@ use clap::Parser;
 
 /// Parses arguments, runs the command, reports errors on one line; returns the exit code.
 pub fn main_exit_code() -> i32 {
+    // `kubectl coord __complete WORDS`: what the kubectl_complete-coord launcher runs.
+    let mut args = std::env::args();
+    if args.nth(1).as_deref() == Some("__complete") {
+        return complete::main_exit_code(args.collect());
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
