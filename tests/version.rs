@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::cluster;
@@ -206,6 +207,16 @@ fn client_only_version_and_completions_need_no_cluster() {
     let c = cluster();
     let v = c.coord_bare(&["version", "--client", "-o", "json"]).ok().json();
     assert_eq!(v["client"]["version"], env!("CARGO_PKG_VERSION"));
+    // The commit and target triple it was built from and for.
+    let head = Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).output().unwrap();
+    assert_eq!(v["client"]["gitCommit"], String::from_utf8(head.stdout).unwrap().trim());
+    let rustc = Command::new("rustc").arg("-vV").output().unwrap();
+    let host = String::from_utf8(rustc.stdout).unwrap();
+    let host = host.lines().find_map(|l| l.strip_prefix("host: ")).unwrap().to_string();
+    assert_eq!(v["client"]["target"], host);
+    let text = c.coord_bare(&["version", "--client"]).ok().stdout;
+    let line = text.lines().find(|l| l.starts_with("Client Target:")).unwrap_or_default();
+    assert_eq!(line.split_whitespace().last(), Some(host.as_str()), "{text}");
     assert!(v.get("server").is_none());
     for shell in ["bash", "zsh", "fish"] {
         let run = c.coord_bare(&["completion", shell]).ok();

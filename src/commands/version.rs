@@ -43,6 +43,10 @@ pub struct VersionReport {
 #[serde(rename_all = "camelCase")]
 pub struct ClientVersion {
     pub version: String,
+    /// The git commit it was built from (12 hex digits), "unknown" when built outside git.
+    pub git_commit: String,
+    /// The Rust target triple it was built for, e.g. x86_64-unknown-linux-gnu.
+    pub target: String,
     pub platform: String,
 }
 
@@ -88,6 +92,8 @@ pub async fn run(
 ) -> Result<Outcome> {
     let client = ClientVersion {
         version: env!("CARGO_PKG_VERSION").to_string(),
+        git_commit: env!("COORD_GIT_COMMIT").to_string(),
+        target: env!("COORD_TARGET").to_string(),
         platform: format!("{}/{}", std::env::consts::OS, go_arch()),
     };
     let report = VersionReport {
@@ -180,7 +186,12 @@ async fn who_am_i(session: &Session) -> Result<UserInfo, crate::connect::Request
 }
 
 fn render_text(report: &VersionReport, wide: bool) -> String {
-    let mut lines: Vec<(&str, String)> = vec![("Client Version", report.client.version.clone())];
+    let client = &report.client;
+    let mut lines: Vec<(&str, String)> = vec![
+        ("Client Version", client.version.clone()),
+        ("Client Commit", client.git_commit.clone()),
+        ("Client Target", client.target.clone()),
+    ];
     if wide {
         lines.push(("Client Platform", report.client.platform.clone()));
     }
