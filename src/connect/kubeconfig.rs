@@ -70,7 +70,7 @@ pub fn load_kubeconfig(explicit: Option<&Path>) -> Result<Option<Kubeconfig>> {
         return read_one(path).map(Some);
     }
     let paths: Vec<PathBuf> = match std::env::var_os("KUBECONFIG") {
-        Some(value) if !value.is_empty() => std::env::split_paths(&value).filter(|p| p.exists()).collect(),
+        Some(value) if !value.is_empty() => kubeconfig_list(&value).into_iter().filter(|p| p.exists()).collect(),
         _ => home_kubeconfig().into_iter().filter(|p| p.exists()).collect(),
     };
     let mut merged: Option<Kubeconfig> = None;
@@ -95,8 +95,49 @@ fn read_one(path: &Path) -> Result<Kubeconfig> {
     })
 }
 
+/// The files KUBECONFIG names, split as kubectl splits it (':' on Unix, ';' on Windows),
+/// empty entries dropped and each file once, first place kept (client-go's loading rules).
+fn kubeconfig_list(value: &std::ffi::OsStr) -> Vec<PathBuf> {
+    match value.to_str() {
+        Some(text) => split_list(text, if cfg!(windows) { ';' } else { ':' }),
+        // Not UTF-8 (possible on Unix only): the platform's own splitting.
+        None => std::env::split_paths(value).collect(),
+    }
+}
+
+fn split_list(value: &str, separator: char) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    value.split(separator).filter(|p| !p.is_empty() && seen.insert(*p)).map(PathBuf::from).collect()
+}
+
 fn home_kubeconfig() -> Option<PathBuf> {
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".kube").join("config"))
+    let env = |name: &str| std::env::var(name).ok();
+    home_dir(cfg!(windows), env, |p| p.join(".kube").join("config").is_file(), |p| p.is_dir())
+        .map(|h| h.join(".kube").join("config"))
+}
+
+/// The home directory as kubectl finds it (client-go's homedir.HomeDir): $HOME on Unix. On
+/// Windows the first of %HOME%, %HOMEDRIVE%%HOMEPATH% and %USERPROFILE% that holds
+/// .kube\config; else the first of %HOME%, %USERPROFILE% and %HOMEDRIVE%%HOMEPATH% that is a
+/// directory; else the first of them that is set.
+fn home_dir(
+    windows: bool,
+    env: impl Fn(&str) -> Option<String>,
+    has_kubeconfig: impl Fn(&Path) -> bool,
+    is_dir: impl Fn(&Path) -> bool,
+) -> Option<PathBuf> {
+    let set = |name: &str| env(name).filter(|v| !v.is_empty());
+    if !windows {
+        return set("HOME").map(PathBuf::from);
+    }
+    let drive_path = set("HOMEDRIVE").zip(set("HOMEPATH")).map(|(d, p)| format!("{d}{p}"));
+    let (home, profile) = (set("HOME"), set("USERPROFILE"));
+    let with_config = [&home, &drive_path, &profile].into_iter().flatten().find(|p| has_kubeconfig(Path::new(p)));
+    let preferred = [&home, &profile, &drive_path].into_iter().flatten();
+    let found = with_config
+        .or_else(|| preferred.clone().find(|p| is_dir(Path::new(p))))
+        .or_else(|| preferred.into_iter().next());
+    found.map(PathBuf::from)
 }
 
 const SYNTHETIC: &str = "kubectl-coord";
@@ -224,6 +265,47 @@ fn apply_user_overrides(args: &ConnectionArgs, user: &mut AuthInfo) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kubeconfig_lists_split_as_kubectl_splits_them() {
+        let unix = split_list("/a/config::/b/config:/a/config", ':');
+        assert_eq!(unix, vec![PathBuf::from("/a/config"), PathBuf::from("/b/config")]);
+        // A drive letter's colon is not a separator on Windows.
+        let windows = split_list(r"C:\Users\me\.kube\config;;D:\k\dev.yaml;C:\Users\me\.kube\config", ';');
+        assert_eq!(windows, vec![PathBuf::from(r"C:\Users\me\.kube\config"), PathBuf::from(r"D:\k\dev.yaml")]);
+    }
+
+    /// client-go's homedir.HomeDir, case by case, with the environment and the file
+    /// system given as closures.
+    #[test]
+    fn home_directory_rules_for_unix_and_windows() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        };
+        let none = |_: &Path| false;
+        let home = |vars, windows, config: &'static [&str], dirs: &'static [&str]| {
+            home_dir(
+                windows,
+                env(vars),
+                |p: &Path| config.iter().any(|c| Path::new(c) == p),
+                |p: &Path| dirs.iter().any(|d| Path::new(d) == p),
+            )
+            .map(|p| p.display().to_string())
+        };
+        let all: &[(&str, &str)] =
+            &[("HOME", r"H:\home"), ("USERPROFILE", r"C:\Users\me"), ("HOMEDRIVE", "C:"), ("HOMEPATH", r"\hp")];
+        assert_eq!(home(&[("HOME", "/home/me"), ("USERPROFILE", "x")], false, &[], &[]).as_deref(), Some("/home/me"));
+        assert_eq!(home_dir(false, env(&[("USERPROFILE", "x")]), none, none), None);
+        // Windows: the first that holds .kube\config, in the order HOME, HOMEDRIVE+HOMEPATH, USERPROFILE...
+        assert_eq!(home(all, true, &[r"C:\hp", r"C:\Users\me"], &[]).as_deref(), Some(r"C:\hp"));
+        // ...else the first directory, in the order HOME, USERPROFILE, HOMEDRIVE+HOMEPATH...
+        assert_eq!(home(all, true, &[], &[r"C:\hp", r"C:\Users\me"]).as_deref(), Some(r"C:\Users\me"));
+        // ...else the first set; %HOMEDRIVE% without %HOMEPATH% counts as unset.
+        assert_eq!(home(all, true, &[], &[]).as_deref(), Some(r"H:\home"));
+        let profile_only: &[(&str, &str)] = &[("USERPROFILE", r"C:\Users\me"), ("HOMEDRIVE", "C:")];
+        assert_eq!(home(profile_only, true, &[], &[]).as_deref(), Some(r"C:\Users\me"));
+        assert_eq!(home_dir(true, env(&[("HOME", "")]), none, none), None);
+    }
 
     fn kubeconfig() -> Kubeconfig {
         Kubeconfig::from_yaml(

@@ -277,11 +277,8 @@ fn take(
 /// Starts the user's command; its output goes to stderr so stdout stays the trace's.
 fn spawn(command: &[String]) -> Result<tokio::process::Child> {
     let (program, rest) = command.split_first().expect("a command was given");
-    let stderr = std::io::stderr();
-    let to_stderr = || -> Result<Stdio> {
-        use std::os::fd::AsFd;
-        Ok(Stdio::from(stderr.as_fd().try_clone_to_owned()?))
-    };
+    // A duplicate of our stderr handle for each stream (std does the dup, on every platform).
+    let to_stderr = || -> Result<Stdio> { Ok(Stdio::from(std::io::stderr())) };
     tokio::process::Command::new(program)
         .args(rest)
         .stdin(Stdio::null())
