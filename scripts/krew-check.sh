@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Packages the plugin, validates the manifest with the real validate-krew-manifest,
+# Packages the plugin (for glibc 2.17, scripts/package.sh), checks that the packed binaries
+# need no newer glibc and that the archive stays within 8 MB, validates the manifest with
+# the real validate-krew-manifest,
 # installs it offline with real krew into a throwaway KREW_ROOT, and runs
 # `kubectl coord version` through kubectl against the cluster in DIR.
 #   scripts/krew-check.sh CLUSTER_DIR
@@ -16,6 +18,19 @@ manifest=${made[0]} archive=${made[1]}
 "$bin/validate-krew-manifest" -manifest "$manifest" -skip-install
 tar -tzf "$archive" | sort | tr '\n' ' ' | grep -qx 'LICENSE kubectl-coord kubectl_complete-coord ' \
   || { echo "archive must hold exactly the plugin, its completion executable and LICENSE" >&2; exit 1; }
+bytes=$(wc -c <"$archive")
+echo "archive: $(basename "$archive"), $bytes bytes"
+(( bytes <= 8 * 1024 * 1024 )) || { echo "the archive is over 8 MB: $bytes bytes" >&2; exit 1; }
+# The newest GLIBC_ symbol version each packed binary needs: at most 2.17, so that it starts on
+# RHEL 7/8, Amazon Linux 2 and Ubuntu 20.04 bastions.
+mkdir "$work/unpacked" && tar -C "$work/unpacked" -xzf "$archive"
+for b in kubectl-coord kubectl_complete-coord; do
+  newest=$(objdump -T "$work/unpacked/$b" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)
+  [[ -n $newest ]] || { echo "$b: no GLIBC_ symbol versions found (is it dynamically linked?)" >&2; exit 1; }
+  echo "$b needs glibc $newest"
+  [[ $(printf '%s\n' "$newest" 2.17 | sort -V | tail -1) == 2.17 ]] \
+    || { echo "$b needs GLIBC_$newest, newer than 2.17" >&2; exit 1; }
+done
 export KREW_ROOT="$work/krew" KREW_NO_UPGRADE_CHECK=1
 PATH="$bin:/usr/bin:/bin" "$bin/kubectl-krew" install --no-update-index --manifest "$manifest" --archive "$archive" </dev/null
 [[ -x $KREW_ROOT/bin/kubectl-coord ]] || { echo "krew did not install kubectl-coord" >&2; exit 1; }

@@ -2,7 +2,7 @@
 # The one command that runs every test on a fresh machine:
 #   bash tests/run.sh
 # Builds (and caches) the upstream control plane if missing, starts a local
-# cluster, runs the unit, property and integration tests and the krew packaging
+# cluster, lints the workflows, runs the unit, property and integration tests and the krew packaging
 # check, stops the cluster even when tests fail, and exits with the tests' status.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,16 +22,23 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Real proxy servers for tests/network.rs, from Debian's packages (binaries only: no
+# From Debian's packages: real proxy servers for tests/network.rs (binaries only: no
 # service is started). A missing one fails the run rather than skipping its tests.
 missing=()
 command -v tinyproxy >/dev/null || missing+=(tinyproxy-bin)
 command -v microsocks >/dev/null || missing+=(microsocks)
+# actionlint checks each workflow's shell steps with shellcheck when it is installed.
+command -v shellcheck >/dev/null || missing+=(shellcheck)
+# objdump reads the glibc versions the packed binary needs (scripts/krew-check.sh).
+command -v objdump >/dev/null || missing+=(binutils)
 if (( ${#missing[@]} )); then
   log "installing ${missing[*]} from Debian"
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >/dev/null \
-    || { log "FAILED: could not install ${missing[*]} (needed by tests/network.rs)"; exit 1; }
+    || { log "FAILED: could not install ${missing[*]} from Debian"; exit 1; }
 fi
+
+log "actionlint over the workflows"
+bash scripts/actionlint.sh || { log "FAILED: actionlint"; exit 1; }
 
 log "building the plugin and the tests"
 cargo build --locked --release --bins || exit 1
@@ -72,7 +79,7 @@ cargo test --locked --test restarts -- --ignored || status=1
 wait "$soak" || { log "the soak failed (target/soak holds its samples and output)"; status=1; }
 log "read-only check over the audit log of the whole run"
 cargo test --locked --test audit || status=1
-log "krew: package, validate, install offline, run through kubectl"
+log "krew: package for glibc 2.17, check its size and glibc symbols, validate, install offline, run through kubectl"
 bash scripts/krew-check.sh "$cluster_dir" || status=1
 if (( status == 0 )); then log "all tests passed"; else log "SOME TESTS FAILED"; fi
 exit $status
