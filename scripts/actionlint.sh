@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Lints every workflow in .github/workflows with actionlint, built once from the Go module
 # proxy and cached by version outside the source tree; their shell steps go through
-# shellcheck, which must be installed (tests/run.sh installs it from Debian).
+# through ShellCheck, which must be installed (tests/run.sh installs it from Debian).
 #   bash scripts/actionlint.sh
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -32,8 +32,8 @@ case $target in
   *) echo "package.sh: no krew arch for $target" >&2; exit 2 ;;
 esac
 case $target in
-  *-linux-gnu) os=linux exe= ext=tar.gz ;;
-  *-apple-darwin) os=darwin exe= ext=tar.gz ;;
+  *-linux-gnu) os=linux exe='' ext=tar.gz ;;
+  *-apple-darwin) os=darwin exe='' ext=tar.gz ;;
   *-windows-*) os=windows exe=.exe ext=zip ;;
   *) echo "package.sh: no krew os for $target" >&2; exit 2 ;;
 esac

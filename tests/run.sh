@@ -6,7 +6,7 @@
 # check, stops the cluster even when tests fail, and exits with the tests' status.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 log() { printf '[tests] %s\n' "$*" >&2; }
 
 command -v cargo >/dev/null || { log "FAILED: cargo is not installed"; exit 1; }
@@ -33,7 +33,9 @@ command -v shellcheck >/dev/null || missing+=(shellcheck)
 command -v objdump >/dev/null || missing+=(binutils)
 if (( ${#missing[@]} )); then
   log "installing ${missing[*]} from Debian"
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >/dev/null \
+  # As root here; through sudo on a hosted runner.
+  sudo=(); (( EUID == 0 )) || sudo=(sudo)
+  { "${sudo[@]}" apt-get update -qq && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >/dev/null \
     || { log "FAILED: could not install ${missing[*]} from Debian"; exit 1; }
 fi
 
