@@ -283,16 +283,13 @@ pub async fn list_names(conn: &Conn, path: &str) -> Result<Vec<String>, RequestE
     Ok(listed.items.into_iter().map(|i| i.metadata.name).collect())
 }
 
-/// Percent-encodes a query value (continue tokens are base64 with `=`, `+` and `/`).
+/// Percent-encodes a query value (continue tokens are base64 with `=`, `+` and `/`): all
+/// but the URL's unreserved characters (RFC 3986), as Go's url.QueryEscape does but for the
+/// space, which no value here holds.
 pub fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
+    const UNRESERVED: &percent_encoding::AsciiSet =
+        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+    percent_encoding::utf8_percent_encode(value, UNRESERVED).to_string()
 }
 
 #[cfg(test)]

@@ -163,46 +163,18 @@ impl<B: Body + Unpin> Body for Counted<B> {
 /// Basic auth for a proxy URL with user:password@, as kubectl sends it.
 fn with_auth<C>(tunnel: Tunnel<C>, url: &http::Uri) -> Tunnel<C> {
     let Some((userinfo, _)) = url.authority().and_then(|a| a.as_str().split_once('@')) else { return tunnel };
-    match HeaderValue::from_str(&format!("Basic {}", base64(&percent_decode(userinfo)))) {
+    match HeaderValue::from_str(&format!("Basic {}", basic_credentials(userinfo))) {
         Ok(header) => tunnel.with_auth(header),
         Err(_) => tunnel,
     }
 }
 
-fn percent_decode(text: &str) -> Vec<u8> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && let (Some(Some(h)), Some(Some(l))) =
-                (bytes.get(i + 1).map(|&b| hex(b)), bytes.get(i + 2).map(|&b| hex(b)))
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    out
-}
-
-fn base64(data: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, &b)| acc | u32::from(b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+/// The Basic credentials of a URL's `user:password` part, percent-decoded first (a password
+/// holding `@` is written `%40` in the URL).
+fn basic_credentials(userinfo: &str) -> String {
+    use base64::Engine;
+    let decoded: Vec<u8> = percent_encoding::percent_decode_str(userinfo).collect();
+    base64::engine::general_purpose::STANDARD.encode(decoded)
 }
 
 #[cfg(test)]
@@ -211,11 +183,9 @@ mod tests {
 
     #[test]
     fn proxy_credentials_are_encoded_as_kubectl_sends_them() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"user:p@ss"), "dXNlcjpwQHNz");
-        assert_eq!(percent_decode("user:p%40ss%zz"), b"user:p@ss%zz");
+        assert_eq!(basic_credentials("user:pass"), "dXNlcjpwYXNz");
+        assert_eq!(basic_credentials("user:p%40ss"), "dXNlcjpwQHNz", "user:p@ss");
+        // A % not followed by two hex digits is kept as it is.
+        assert_eq!(basic_credentials("u:%zz"), "dToleno=", "u:%zz");
     }
 }
