@@ -89,7 +89,8 @@ fn output_width() -> Option<usize> {
     std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse().ok()).filter(|&w: &usize| w > 0)
 }
 
-/// Colours a whole line by tone (findings, watch lines); table cells are coloured by [`table`].
+/// Text in its tone's colour, the one palette for cells and whole lines: errors red and
+/// bold, warnings yellow, good green, the rest dimmed or plain.
 pub fn paint(text: &str, tone: table::Tone, color: bool) -> String {
     use owo_colors::OwoColorize;
     use table::Tone;
@@ -98,7 +99,7 @@ pub fn paint(text: &str, tone: table::Tone, color: bool) -> String {
     }
     match tone {
         Tone::Bad => text.red().bold().to_string(),
-        Tone::Warn => text.yellow().bold().to_string(),
+        Tone::Warn => text.yellow().to_string(),
         Tone::Good => text.green().to_string(),
         Tone::Dim => text.dimmed().to_string(),
         Tone::Plain => text.to_string(),

@@ -258,7 +258,7 @@ fn write_row(row: &[Styled], widths: &[usize], color: bool, text: &mut String) {
         for (i, c) in row.iter().enumerate().take(columns) {
             let part = c.text.split('\n').nth(line).unwrap_or("");
             if color && !part.is_empty() {
-                text.push_str(&paint(part, c.tone));
+                text.push_str(&super::paint(part, c.tone, true));
             } else {
                 text.push_str(part);
             }
@@ -290,18 +290,6 @@ fn width(text: &str) -> usize {
     // cell is measured twice, and findings run to hundreds of characters.
     let printable = text.bytes().fold(true, |all, b| all & (b' '..=b'~').contains(&b));
     if printable { text.len() } else { UnicodeWidthStr::width(text) }
-}
-
-/// A cell's text in its tone's colour.
-fn paint(text: &str, tone: Tone) -> String {
-    use owo_colors::OwoColorize;
-    match tone {
-        Tone::Plain => text.to_string(),
-        Tone::Good => text.green().to_string(),
-        Tone::Warn => text.yellow().to_string(),
-        Tone::Bad => text.red().bold().to_string(),
-        Tone::Dim => text.dimmed().to_string(),
-    }
 }
 
 /// A command's table output: a grid, what to say when it has no rows, and lines under it
