@@ -39,7 +39,9 @@ case $target in
 esac
 
 if [[ $os == linux ]]; then
-  eval "$(bash scripts/zig-tools.sh)"
+  # Assigned first: `eval "$(...)"` alone would hide a failed install behind eval's status.
+  tools=$(bash scripts/zig-tools.sh)
+  eval "$tools"
   cargo zigbuild --locked --release --bins --target "$target.$glibc" >&2
 else
   cargo build --locked --release --bins --target "$target" >&2
