@@ -22,9 +22,10 @@ use clap::Parser;
 /// Parses arguments, runs the command, reports errors on one line; returns the exit code.
 pub fn main_exit_code() -> i32 {
     // `kubectl coord __complete WORDS`: what the kubectl_complete-coord launcher runs.
-    let mut args = std::env::args();
-    if args.nth(1).as_deref() == Some("__complete") {
-        return complete::main_exit_code(args.collect());
+    // args_os: std::env::args panics on an argument that is not UTF-8; clap reports those.
+    let mut args = std::env::args_os();
+    if args.nth(1).is_some_and(|a| a == "__complete") {
+        return complete::main_exit_code(args.map(|a| a.to_string_lossy().into_owned()).collect());
     }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,

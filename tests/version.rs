@@ -6,7 +6,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::cluster;
+use common::{Run, cluster};
 
 #[test]
 fn version_with_each_kubeconfig_reports_server_and_user() {
@@ -178,6 +178,27 @@ fn bad_global_input_gets_one_line_and_exit_2() {
     ] {
         let run = c.coord("admin", &args).code(2);
         run.one_line_error(needle);
+    }
+    // An argument that is not UTF-8 (a shell can pass any bytes): a usage error, not a panic,
+    // and for the completion entry point an empty answer.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bad = std::ffi::OsStr::from_bytes(b"\xff");
+        let run = Run::of({
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));
+            cmd.arg(bad);
+            cmd
+        });
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+        let run = Run::of({
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));
+            cmd.arg("__complete").arg(bad);
+            cmd
+        })
+        .ok();
+        assert_eq!(run.stdout.lines().last(), Some(":4"), "{}", run.stdout);
     }
 }
 

@@ -193,7 +193,7 @@ fn render_text(report: &VersionReport, wide: bool) -> String {
         ("Client Target", client.target.clone()),
     ];
     if wide {
-        lines.push(("Client Platform", report.client.platform.clone()));
+        lines.push(("Client Platform", client.platform.clone()));
     }
     if let Some(server) = &report.server {
         lines.push(("Server Version", server.git_version.clone()));
