@@ -20,7 +20,7 @@ tar -tzf "$archive" | sort | tr '\n' ' ' | grep -qx 'LICENSE kubectl-coord kubec
   || { echo "archive must hold exactly the plugin, its completion executable and LICENSE" >&2; exit 1; }
 bytes=$(wc -c <"$archive")
 echo "archive: $(basename "$archive"), $bytes bytes"
-(( bytes <= 8 * 1024 * 1024 )) || { echo "the archive is over 8 MB: $bytes bytes" >&2; exit 1; }
+(( bytes <= 8000000 )) || { echo "the archive is over 8 MB (8,000,000 bytes): $bytes bytes" >&2; exit 1; }
 # The newest GLIBC_ symbol version each packed binary needs: at most 2.17, so that it starts on
 # RHEL 7/8, Amazon Linux 2 and Ubuntu 20.04 bastions.
 mkdir "$work/unpacked" && tar -C "$work/unpacked" -xzf "$archive"

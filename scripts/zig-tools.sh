@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs (once, cached by version outside the source tree) what builds Linux binaries
 # that run on glibc 2.17 and later: zig from PyPI (the ziglang package) and cargo-zigbuild
-# from crates.io. Prints two lines for the caller to eval:
-#   eval "$(bash scripts/zig-tools.sh)"
-# which put cargo-zigbuild on PATH and point it at that zig (CARGO_ZIGBUILD_ZIG_PATH).
+# from crates.io. Prints two lines for the caller to eval, assigned first so that a failed
+# install stops the caller under `set -e` (eval "$(...)" would hide it):
+#   tools=$(bash scripts/zig-tools.sh); eval "$tools"
+# They put cargo-zigbuild on PATH and point it at that zig (CARGO_ZIGBUILD_ZIG_PATH).
 set -euo pipefail
 zig_version=0.14.1
 zigbuild_version=0.24.1
