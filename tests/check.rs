@@ -207,7 +207,7 @@ fn one_run_finds_each_mechanisms_problem_as_each_command_does() {
     for m in ["leases", "owners", "overlaps", "fields", "trace"] {
         assert!(xml.contains(&format!("<testsuite name=\"{m}\"")), "{xml}");
     }
-    assert!(xml.contains("<testcase classname=\"coord.leases\" name=\"Lease (1 checked)\">"), "{xml}");
+    assert!(xml.contains("<testcase name=\"Lease (1 checked)\" classname=\"coord.leases\">"), "{xml}");
     assert!(xml.contains("lease/stale-lock: last renewed"), "{xml}");
     assert_eq!(xml.matches("<failure ").count(), xml.matches("</failure>").count());
 }

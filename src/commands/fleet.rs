@@ -46,7 +46,7 @@ impl Rendered {
 
     fn print(self, printer: &Printer) -> Result<()> {
         if let (OutputFormat::Junit, Some(suites)) = (printer.format, &self.junit) {
-            out(&junit_document("kubectl coord check", std::slice::from_ref(suites)))?;
+            out(&junit_document("kubectl coord check", std::slice::from_ref(suites))?)?;
         } else if printer.is_machine() {
             printer.machine(&self.machine)?;
         } else {
@@ -138,7 +138,7 @@ where
         }
     }
     if printer.format == OutputFormat::Junit {
-        out(&junit_document("kubectl coord check", &junit))?;
+        out(&junit_document("kubectl coord check", &junit)?)?;
     } else if printer.is_machine() {
         printer.machine(&FleetReport { api_version: SCHEMA_VERSION, kind: "FleetReport", items })?;
     } else {

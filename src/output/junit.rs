@@ -1,12 +1,12 @@
-//! JUnit XML, as CI dashboards read it: testsuites of testcases, failures carrying text.
+//! JUnit XML, as CI dashboards read it, written by quick-junit: testsuites of testcases,
+//! failures carrying text, what was not read as skipped testcases.
 
 use jiff::Timestamp;
+use quick_junit::{Report, TestSuite};
 
-/// Testsuite elements and their totals, for one `<testsuites>` document.
+/// One context's testsuites, for one `<testsuites>` document.
 pub struct Suites {
-    pub xml: String,
-    pub tests: usize,
-    pub failures: usize,
+    pub suites: Vec<TestSuite>,
     /// The server's clock when the suites were read.
     pub time: Timestamp,
     pub context: Option<String>,
@@ -14,35 +14,16 @@ pub struct Suites {
 
 /// A whole JUnit document from the suites of one context or several, named after the
 /// context when there is just one.
-pub fn junit_document(command: &str, parts: &[Suites]) -> String {
+pub fn junit_document(command: &str, parts: &[Suites]) -> anyhow::Result<String> {
     let name = match parts {
-        [one] if one.context.is_some() => format!("{command} ({})", one.context.as_deref().unwrap_or_default()),
+        [Suites { context: Some(context), .. }] => format!("{command} ({context})"),
         _ => command.to_string(),
     };
+    let mut report = Report::new(name);
     let time = parts.first().map(|p| p.time).unwrap_or_else(Timestamp::now);
-    let tests: usize = parts.iter().map(|p| p.tests).sum();
-    let failures: usize = parts.iter().map(|p| p.failures).sum();
-    let suites: String = parts.iter().map(|p| p.xml.as_str()).collect();
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" timestamp=\"{time}\">\n{suites}</testsuites>\n",
-        xml(&name)
-    )
-}
-
-/// Text escaped for an XML attribute or element.
-pub fn xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // XML 1.0 has no way to carry other control characters.
-            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
+    if let Some(t) = chrono::DateTime::from_timestamp(time.as_second(), time.subsec_nanosecond().max(0) as u32) {
+        report.set_timestamp(t.fixed_offset());
     }
-    out
+    report.add_test_suites(parts.iter().flat_map(|p| p.suites.iter().cloned()));
+    Ok(report.to_string()?)
 }

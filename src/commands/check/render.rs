@@ -11,9 +11,10 @@ use crate::analyze::check::{Finding, Mechanism, Severity, Summary};
 use crate::analyze::silence::{Accepted, Silenced};
 use crate::commands::owners::fetch::{Scope, Skipped};
 use crate::commands::owners::render::footer_lines;
-use crate::output::junit::{Suites, junit_document, xml};
+use crate::output::junit::{Suites, junit_document};
 use crate::output::table::{Grid, Styled, Table, Tone, styled, wrap_under};
 use crate::output::{Printer, SCHEMA_VERSION, counted, paint, serde_name};
+use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
 
 pub struct Report {
     pub context: Option<String>,
@@ -238,54 +239,47 @@ impl Report {
 
     /// One testsuite per mechanism, one testcase per kind of object it checked; a finding
     /// is a failure of its kind's testcase. What could not be read is a skipped testcase.
-    pub fn junit(&self) -> String {
+    pub fn junit(&self) -> anyhow::Result<String> {
         junit_document("kubectl coord check", &[self.junit_suites(None)])
     }
 
     /// The testsuites, named `PREFIX/mechanism` in a fleet.
     pub fn junit_suites(&self, prefix: Option<&str>) -> Suites {
         let prefix = prefix.map(|p| format!("{p}/")).unwrap_or_default();
-        let mut suites = String::new();
-        let (mut tests, mut failures) = (0, 0);
+        let mut suites = Vec::new();
         for (m, s) in &self.summaries {
             let mut classes: BTreeMap<&str, Vec<&Finding>> =
                 s.checked.keys().map(|k| (k.as_str(), Vec::new())).collect();
             for f in self.findings.iter().filter(|f| f.mechanism == *m) {
                 classes.entry(f.object_kind.as_str()).or_default().push(f);
             }
-            let failed = classes.values().filter(|v| !v.is_empty()).count();
-            tests += classes.len();
-            failures += failed;
-            suites.push_str(&format!(
-                "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failed}\" errors=\"0\" skipped=\"0\">\n",
-                xml(&format!("{prefix}{}", m.name())),
-                classes.len()
-            ));
+            let mut suite = TestSuite::new(format!("{prefix}{}", m.name()));
             for (class, found) in classes {
                 let checked = s.checked.get(class).copied().unwrap_or(0);
-                let name = xml(&format!("{class} ({checked} checked)"));
-                let classname = format!("coord.{}", m.name());
-                if found.is_empty() {
-                    suites.push_str(&format!("    <testcase classname=\"{classname}\" name=\"{name}\"/>\n"));
-                    continue;
-                }
-                let worst = found.iter().map(|f| f.severity).max().unwrap_or(Severity::Info);
-                let body: Vec<String> = found
-                    .iter()
-                    .map(|f| {
-                        let place = f.namespace.as_deref().map(|n| format!("{n}/")).unwrap_or_default();
-                        let (severity, code) = (serde_name(&f.severity), f.code);
-                        format!("{severity} {code} {place}{}: {} ({})", f.object, f.message, f.detail)
-                    })
-                    .collect();
-                suites.push_str(&format!(
-                    "    <testcase classname=\"{classname}\" name=\"{name}\">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n",
-                    serde_name(&worst),
-                    xml(&counted(found.len(), "finding")),
-                    xml(&body.join("\n"))
-                ));
+                let status = match found.iter().map(|f| f.severity).max() {
+                    None => TestCaseStatus::success(),
+                    Some(worst) => {
+                        let body: Vec<String> = found
+                            .iter()
+                            .map(|f| {
+                                let place = f.namespace.as_deref().map(|n| format!("{n}/")).unwrap_or_default();
+                                let (severity, code) = (serde_name(&f.severity), f.code);
+                                format!("{severity} {code} {place}{}: {} ({})", f.object, f.message, f.detail)
+                            })
+                            .collect();
+                        let mut failed = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                        failed
+                            .set_type(serde_name(&worst))
+                            .set_message(counted(found.len(), "finding"))
+                            .set_description(body.join("\n"));
+                        failed
+                    }
+                };
+                let mut case = TestCase::new(format!("{class} ({checked} checked)"), status);
+                case.set_classname(format!("coord.{}", m.name()));
+                suite.add_test_case(case);
             }
-            suites.push_str("  </testsuite>\n");
+            suites.push(suite);
         }
         // What could not be read (accepted or not) and what was silenced: skipped testcases,
         // so a dashboard shows them without failing the run.
@@ -309,26 +303,21 @@ impl Report {
                 (name, format!("{}: {} ({})", s.by, s.why, f.message))
             })
             .collect();
-        for (suite, cases) in [("coverage", coverage), ("silenced", silenced)] {
+        for (name, cases) in [("coverage", coverage), ("silenced", silenced)] {
             if cases.is_empty() {
                 continue;
             }
-            tests += cases.len();
-            suites.push_str(&format!(
-                "  <testsuite name=\"{}\" tests=\"{1}\" failures=\"0\" errors=\"0\" skipped=\"{1}\">\n",
-                xml(&format!("{prefix}{suite}")),
-                cases.len()
-            ));
-            for (name, message) in cases {
-                suites.push_str(&format!(
-                    "    <testcase classname=\"coord.{suite}\" name=\"{}\">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
-                    xml(&name),
-                    xml(&message)
-                ));
+            let mut suite = TestSuite::new(format!("{prefix}{name}"));
+            for (case, message) in cases {
+                let mut status = TestCaseStatus::skipped();
+                status.set_message(message);
+                let mut case = TestCase::new(case, status);
+                case.set_classname(format!("coord.{name}"));
+                suite.add_test_case(case);
             }
-            suites.push_str("  </testsuite>\n");
+            suites.push(suite);
         }
-        Suites { xml: suites, tests, failures, time: self.server_time, context: self.context.clone() }
+        Suites { suites, time: self.server_time, context: self.context.clone() }
     }
 }
 
@@ -488,12 +477,14 @@ mod tests {
 
     #[test]
     fn junit_has_a_suite_per_mechanism_a_case_per_kind_and_escapes() {
-        let xml = report().junit();
+        let xml = report().junit().unwrap();
         assert!(xml.starts_with("<?xml"));
-        assert!(xml.contains("<testsuites name=\"kubectl coord check (dev)\" tests=\"4\" failures=\"1\""));
-        assert!(xml.contains("<testsuite name=\"leases\" tests=\"1\" failures=\"1\""));
-        assert!(xml.contains("<testsuite name=\"owners\" tests=\"2\" failures=\"0\""));
-        assert!(xml.contains("<testcase classname=\"coord.owners\" name=\"Pod (3 checked)\"/>"));
+        assert!(
+            xml.contains("<testsuites name=\"kubectl coord check (dev)\" tests=\"4\" skipped=\"1\" failures=\"1\"")
+        );
+        assert!(xml.contains("<testsuite name=\"leases\" tests=\"1\" skipped=\"0\" errors=\"0\" failures=\"1\""));
+        assert!(xml.contains("<testsuite name=\"owners\" tests=\"2\" skipped=\"0\" errors=\"0\" failures=\"0\""));
+        assert!(xml.contains("<testcase name=\"Pod (3 checked)\" classname=\"coord.owners\"/>"));
         assert!(xml.contains("15s duration &amp; &lt;gone&gt;"));
         assert!(xml.contains("<skipped message=\"forbidden\"/>"));
         assert_eq!(xml.matches("<testsuite ").count(), xml.matches("</testsuite>").count());
