@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use jiff::Timestamp;
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
 use super::Plan;
@@ -25,7 +26,7 @@ use crate::commands::fields::census::{Census, DEFAULT_KINDS, Digest, Tally};
 use crate::commands::leases::fetch::{Candidate, LeaseItem, leases_in, snapshot as lease_snapshot};
 use crate::commands::overlaps::fetch::KINDS as OVERLAP_KINDS;
 use crate::commands::owners::fetch::{
-    self as owners_fetch, Intake, Lists, Progress, Scope, Skipped, list_types, served,
+    self as owners_fetch, Intake, Item, Lists, Progress, Scope, Skipped, list_types, served,
 };
 use crate::connect::{Accept, RequestError, Session};
 
@@ -194,78 +195,11 @@ fn read_for(r: &ApiResource, plan: &Plan) -> Option<Read> {
 
 /// A whole object's metadata as the owner graph reads it, with its managedFields left as text
 /// for the census: one pass over the object for both.
-#[derive(Deserialize)]
-struct Whole<'a> {
-    #[serde(borrow, default)]
-    metadata: WholeMeta<'a>,
-}
+type Whole<'a> = Item<IgnoredAny, IgnoredAny, Option<&'a RawValue>>;
 
-/// The fields `owners` reads of an object's metadata, spelled out for the same reason as [`Meta`]'s.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct WholeMeta<'a> {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    namespace: Option<String>,
-    #[serde(default)]
-    uid: String,
-    #[serde(default)]
-    owner_references: Vec<crate::analyze::owner_graph::OwnerRef>,
-    #[serde(default)]
-    finalizers: Vec<String>,
-    creation_timestamp: Option<Timestamp>,
-    deletion_timestamp: Option<Timestamp>,
-    #[serde(borrow, default)]
-    managed_fields: Option<&'a RawValue>,
-}
-
-impl WholeMeta<'_> {
-    fn into_object(self, r: &ApiResource) -> Object {
-        Object {
-            uid: self.uid,
-            api_version: r.group_version(),
-            kind: r.kind.clone(),
-            namespace: self.namespace.filter(|n| !n.is_empty()),
-            name: self.name,
-            owner_refs: self.owner_references,
-            created: self.creation_timestamp,
-            deleting_since: self.deletion_timestamp,
-            finalizers: self.finalizers,
-        }
-    }
-}
-
-/// A metadata-only item: what the owner graph reads plus the labels overlaps compares.
-#[derive(Deserialize)]
-struct MetaItem {
-    #[serde(default)]
-    metadata: Meta,
-}
-
-/// owners' metadata fields plus labels, spelled out rather than `#[serde(flatten)]`ed:
-/// flatten buffers every field before decoding it, which made the largest lists (pods)
-/// cost twice as much to decode.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct Meta {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    namespace: Option<String>,
-    #[serde(default)]
-    uid: String,
-    #[serde(default)]
-    labels: LabelPairs,
-    #[serde(default)]
-    owner_references: Vec<crate::analyze::owner_graph::OwnerRef>,
-    #[serde(default)]
-    finalizers: Vec<String>,
-    creation_timestamp: Option<Timestamp>,
-    deletion_timestamp: Option<Timestamp>,
-    #[serde(default)]
-    annotations: IgnoreAnnotations,
-}
+/// A metadata-only item: what the owner graph reads, plus the labels overlaps compares and
+/// the annotations that silence findings.
+type MetaItem = Item<LabelPairs, IgnoreAnnotations>;
 
 /// Lists in flight at once: whole objects and metadata lists each have their own share.
 const FULL_CONCURRENCY: usize = 4;
@@ -363,7 +297,7 @@ fn absorb_lists(snap: &mut Snapshot, json: &Lists, meta: &Lists) {
 /// census's digest of its managedFields when `census`.
 pub(super) fn graph_read(text: &str, r: &ApiResource, census: bool) -> (Option<Object>, Option<Digest>) {
     match serde_json::from_str::<Whole>(text) {
-        Ok(Whole { metadata }) => {
+        Ok(Item { metadata }) => {
             let digest = census
                 .then(|| {
                     let (namespace, name) = (metadata.namespace.clone().unwrap_or_default(), metadata.name.clone());
@@ -473,11 +407,11 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
     let mut pod_metas = Vec::with_capacity(if pods && plan.overlaps { n } else { 0 });
     let mut workloads = Vec::with_capacity(if pods && plan.trace { n } else { 0 });
     for item in items {
-        let m = item.metadata;
-        let labels = m.labels;
-        let namespace = m.namespace.filter(|n| !n.is_empty());
+        let mut m = item.metadata;
+        let labels = std::mem::take(&mut m.labels);
+        let namespace = m.namespace();
         let kept_labels = plan.marks_labels.then(|| labels.clone());
-        part.marks.extend(mark(r, namespace.clone(), &m.name, m.annotations, kept_labels));
+        part.marks.extend(mark(r, namespace.clone(), &m.name, std::mem::take(&mut m.annotations), kept_labels));
         let controller = m.owner_references.iter().find(|o| o.is_controller());
         if pods && plan.trace {
             workloads.push(TraceObject {
@@ -500,17 +434,7 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
                 controller: controller.map(|c| (c.kind.clone(), c.name.clone(), c.uid.clone())),
             });
         }
-        objects.push(Object {
-            uid: m.uid,
-            api_version: r.group_version(),
-            kind: r.kind.clone(),
-            namespace,
-            name: m.name,
-            owner_refs: m.owner_references,
-            created: m.creation_timestamp,
-            deleting_since: m.deletion_timestamp,
-            finalizers: m.finalizers,
-        });
+        objects.push(m.into_object(r));
     }
     page_of(&mut part.objects, objects);
     page_of(&mut part.pods, pod_metas);

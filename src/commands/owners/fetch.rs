@@ -10,6 +10,7 @@ use futures::{StreamExt, stream};
 use jiff::Timestamp;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use crate::analyze::object_status::{Health, status};
@@ -48,43 +49,61 @@ pub struct Snapshot {
     pub server_time: Option<Timestamp>,
 }
 
-/// An object as the owner graph reads it: metadata only.
+/// A list item as the owner graph reads it: its metadata.
 #[derive(Deserialize)]
-struct Item {
+pub(crate) struct Item<L = IgnoredAny, A = IgnoredAny, M = IgnoredAny> {
     #[serde(default)]
-    metadata: Meta,
+    pub metadata: Meta<L, A, M>,
 }
 
+/// The metadata the owner graph reads, from JSON or from the protobuf metadata decoder, and
+/// what `check` reads beside it in the same pass. Labels, annotations and managedFields are
+/// type parameters: a command that does not read one leaves it `IgnoredAny`, and the decoder
+/// steps over it instead of building it (labels are most of a pod's metadata). Spelled out
+/// rather than `#[serde(flatten)]`ed: flatten buffers every field before decoding it, which
+/// made the largest lists (pods) cost twice as much to decode.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct Meta {
+pub(crate) struct Meta<L = IgnoredAny, A = IgnoredAny, M = IgnoredAny> {
     #[serde(default)]
-    name: String,
+    pub name: String,
     #[serde(default)]
-    namespace: Option<String>,
+    pub namespace: Option<String>,
     #[serde(default)]
-    uid: String,
+    pub uid: String,
     #[serde(default)]
-    owner_references: Vec<OwnerRef>,
+    pub owner_references: Vec<OwnerRef>,
     #[serde(default)]
-    finalizers: Vec<String>,
-    creation_timestamp: Option<Timestamp>,
-    deletion_timestamp: Option<Timestamp>,
+    pub finalizers: Vec<String>,
+    pub creation_timestamp: Option<Timestamp>,
+    pub deletion_timestamp: Option<Timestamp>,
+    #[serde(default)]
+    pub labels: L,
+    #[serde(default)]
+    pub annotations: A,
+    #[serde(default)]
+    pub managed_fields: M,
 }
 
-impl Item {
-    fn into_object(self, r: &ApiResource) -> Object {
-        let m = self.metadata;
+impl<L, A, M> Meta<L, A, M> {
+    /// The namespace, None for a cluster-scoped object.
+    pub fn namespace(&self) -> Option<String> {
+        self.namespace.clone().filter(|n| !n.is_empty())
+    }
+
+    /// The owner graph's node; what it does not keep (labels, annotations, managedFields) is
+    /// dropped, so take those first.
+    pub fn into_object(self, r: &ApiResource) -> Object {
         Object {
-            uid: m.uid,
+            uid: self.uid,
             api_version: r.group_version(),
             kind: r.kind.clone(),
-            namespace: m.namespace.filter(|n| !n.is_empty()),
-            name: m.name,
-            owner_refs: m.owner_references,
-            created: m.creation_timestamp,
-            deleting_since: m.deletion_timestamp,
-            finalizers: m.finalizers,
+            namespace: self.namespace.filter(|n| !n.is_empty()),
+            name: self.name,
+            owner_refs: self.owner_references,
+            created: self.creation_timestamp,
+            deleting_since: self.deletion_timestamp,
+            finalizers: self.finalizers,
         }
     }
 }
@@ -245,7 +264,7 @@ pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> 
     let types = plan(all);
     let progress = Progress::new(types.len());
     let to_objects = |objects: &mut Vec<Object>, r: &ApiResource, items: Vec<Item>| {
-        objects.extend(items.into_iter().map(|i| i.into_object(r)));
+        objects.extend(items.into_iter().map(|i| i.metadata.into_object(r)));
     };
     let mut objects = Vec::new();
     let absorb = |_: &ApiResource, part: Vec<Object>| gather(&mut objects, part);
