@@ -324,9 +324,16 @@ if [[ $link == wan ]]; then
     echo "full collection of the API server's heap, each row against an API server started afresh for"
     echo "it; peers one run."
     echo
+    echo "**Target**: every command within 1.2x of its floor over this link (ratio = ours / floor)."
+    echo
     echo "| command | scope | requests | MB | ours (s) | ours, HTTP/1.1 (s) | floor (s) | ratio | our peak RSS (MB) | peer | peer (s) | peer ratio |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${rows[@]}"
+    echo
+    # The ratio is the 9th field of a row split on '|' (the first field is empty).
+    printf '%s\n' "${rows[@]}" | awk -F'|' '
+      { n++; r = $9 + 0; if (r <= 1.2) ok++; else over = over (over ? "; " : "") $2 "(" r ")" }
+      END { printf "Within 1.2x: %d of %d rows.%s\n", ok, n, over ? " Above it:" over "." : "" }'
   } > "$out"
   kill "$toxi_pid" 2>/dev/null || true
   log "wrote $out"

@@ -66,18 +66,26 @@ pub struct WriterSummary {
     pub max_lag_ms: Option<i64>,
 }
 
+/// A watch may stay open for hours: what the tracker keeps is bounded by the objects in the
+/// chain and the last minute of arrivals, not by how long it ran (see [`Tracker::forget_waiting`]).
 #[derive(Debug, Default)]
 pub struct Tracker {
     members: HashMap<String, Member>,
     /// Objects whose controller is not (yet) a member, by that controller's uid: another
     /// watch stream may deliver the owner after its dependent.
     pending: HashMap<String, Vec<(TraceObject, Option<Timestamp>)>>,
-    /// Event uid -> count seen.
+    /// Event uid -> count seen; an Event's entry goes when the Event is deleted.
     events: HashMap<String, i64>,
     /// Events about objects not (yet) members, by object uid.
     pending_events: HashMap<String, Vec<(EventSnap, Option<Timestamp>)>>,
+    /// Members that were deleted: a late update of one must not join it again.
     deleted: HashSet<String>,
-    pub reactions: Vec<Reaction>,
+    /// Every reaction, kept only when asked for (a Chrome trace draws them all).
+    kept: Option<Vec<Reaction>>,
+    /// Per writer, each reaction's lag (None: no cause): all the summary needs.
+    lags: BTreeMap<String, Vec<Option<i64>>>,
+    /// The reactions of the call under way, handed to its caller.
+    fresh: Vec<Reaction>,
 }
 
 impl Tracker {
@@ -87,6 +95,43 @@ impl Tracker {
         t
     }
 
+    /// A tracker that also keeps every reaction, for [`Tracker::reactions`].
+    pub fn keeping_reactions(root: &TraceObject) -> Tracker {
+        Tracker { kept: Some(Vec::new()), ..Tracker::new(root) }
+    }
+
+    /// Every reaction so far when made with [`Tracker::keeping_reactions`]; else none.
+    pub fn reactions(&self) -> &[Reaction] {
+        self.kept.as_deref().unwrap_or_default()
+    }
+
+    /// How many reactions there were.
+    pub fn reaction_count(&self) -> usize {
+        self.lags.values().map(Vec::len).sum()
+    }
+
+    /// Forgets the objects and Events waiting for an owner that has not joined: those listed
+    /// (no arrival time), which are the state before tracing (a chain member created later
+    /// cannot have dependents that were listed before it), and those that arrived before
+    /// `cutoff`. Without this a watch keeps every object of its namespace outside the chain,
+    /// and each of their updates.
+    pub fn forget_waiting(&mut self, cutoff: Timestamp) {
+        let recent = |at: &Option<Timestamp>| at.is_some_and(|t| t >= cutoff);
+        self.pending.retain(|_, waiting| {
+            waiting.retain(|(_, at)| recent(at));
+            !waiting.is_empty()
+        });
+        self.pending_events.retain(|_, waiting| {
+            waiting.retain(|(_, at)| recent(at));
+            !waiting.is_empty()
+        });
+    }
+
+    /// An Event was deleted (they expire after an hour): its count is no longer needed.
+    pub fn event_removed(&mut self, uid: &str) {
+        self.events.remove(uid);
+    }
+
     pub fn is_member(&self, uid: &str) -> bool {
         self.members.contains_key(uid)
     }
@@ -94,9 +139,8 @@ impl Tracker {
     /// Takes in an object (from a list, `at` None: the state before tracing, or from a
     /// watch, `at` the arrival time) and returns the reactions it shows.
     pub fn observe(&mut self, o: &TraceObject, at: Option<Timestamp>) -> Vec<Reaction> {
-        let before = self.reactions.len();
         self.observe_inner(o, at);
-        self.reactions[before..].to_vec()
+        std::mem::take(&mut self.fresh)
     }
 
     fn observe_inner(&mut self, o: &TraceObject, at: Option<Timestamp>) {
@@ -191,25 +235,27 @@ impl Tracker {
         }
     }
 
-    /// The object was deleted (a watch DELETED event).
+    /// The object was deleted (a watch DELETED event). A member is then forgotten but for
+    /// its uid; what waited for it as an owner, or was said of it, can no longer join.
     pub fn removed(&mut self, uid: &str, at: Timestamp) -> Vec<Reaction> {
-        let before = self.reactions.len();
         if self.members.contains_key(uid) && self.deleted.insert(uid.to_string()) {
             let cause = self.members[uid].last.clone();
             self.react(uid, at, String::new(), "deleted".into(), cause, Kind::Output);
+            self.members.remove(uid);
         }
-        self.reactions[before..].to_vec()
+        self.pending.remove(uid);
+        self.pending_events.remove(uid);
+        std::mem::take(&mut self.fresh)
     }
 
     /// An Event from the list (`at` None) or a watch; a repeat counts only when its count grew.
     pub fn event(&mut self, e: &EventSnap, at: Option<Timestamp>) -> Vec<Reaction> {
-        let before = self.reactions.len();
         if self.members.contains_key(&e.object_uid) {
             self.event_inner(e, at);
-        } else {
+        } else if !self.deleted.contains(&e.object_uid) {
             self.pending_events.entry(e.object_uid.clone()).or_default().push((e.clone(), at));
         }
-        self.reactions[before..].to_vec()
+        std::mem::take(&mut self.fresh)
     }
 
     fn event_inner(&mut self, e: &EventSnap, at: Option<Timestamp>) {
@@ -252,17 +298,18 @@ impl Tracker {
         {
             pm.last_input = Some(change);
         }
-        self.reactions.push(reaction);
+        let who = if reaction.who.is_empty() { "(unknown)" } else { reaction.who.as_str() };
+        self.lags.entry(who.to_string()).or_default().push(reaction.lag_ms);
+        if let Some(kept) = &mut self.kept {
+            kept.push(reaction.clone());
+        }
+        self.fresh.push(reaction);
     }
 
     /// Reactions per writer, with the median and maximum lag of those with a cause.
     pub fn summary(&self) -> Vec<WriterSummary> {
-        let mut by: BTreeMap<&str, Vec<Option<i64>>> = BTreeMap::new();
-        for r in &self.reactions {
-            let who = if r.who.is_empty() { "(unknown)" } else { r.who.as_str() };
-            by.entry(who).or_default().push(r.lag_ms);
-        }
-        by.into_iter()
+        self.lags
+            .iter()
             .map(|(who, lags)| {
                 let mut known: Vec<i64> = lags.iter().flatten().copied().collect();
                 known.sort_unstable();
@@ -389,6 +436,69 @@ mod tests {
             ..Default::default()
         };
         assert!(t.event(&e, None).is_empty());
-        assert!(t.reactions.is_empty());
+        assert_eq!(t.reaction_count(), 0);
+    }
+
+    /// A watch left open: what waits for an owner that never joins is forgotten after the
+    /// cutoff, deleted members go, and the summary is the same whether or not every reaction
+    /// is kept.
+    #[test]
+    fn what_a_long_watch_keeps_is_bounded() {
+        let d = deployment(1, vec![write("kubectl", "", "2026-01-01T10:00:00Z", true, false)]);
+        let (mut kept, mut lean) = (Tracker::keeping_reactions(&d), Tracker::new(&d));
+        let mut rs = obj("ReplicaSet", "web-1", "2026-01-01T10:00:00Z");
+        rs.controller_uid = Some(d.uid.clone());
+        rs.writes = vec![write("kube-controller-manager", "", "2026-01-01T10:00:00Z", true, false)];
+        for t in [&mut kept, &mut lean] {
+            // The listed state of the namespace: an object of another chain waits, unlisted.
+            let mut other = obj("Pod", "other-0", "2026-01-01T09:00:00Z");
+            other.controller_uid = Some("another-rs".into());
+            t.observe(&other, None);
+            t.observe(&rs, at(0));
+            // Churn: pods of the chain come and go, pods of another chain are updated.
+            for i in 0..50 {
+                let mut pod = obj("Pod", &format!("web-1-{i}"), "2026-01-01T10:00:00Z");
+                pod.controller_uid = Some(rs.uid.clone());
+                pod.writes = vec![write("kube-controller-manager", "", "2026-01-01T10:00:00Z", false, false)];
+                assert_eq!(t.observe(&pod, at(100 * i + 10)).len(), 1);
+                assert_eq!(t.removed(&pod.uid, at(100 * i + 50).unwrap()).len(), 1);
+                // A late update of a deleted pod does not join it again.
+                assert!(t.observe(&pod, at(100 * i + 60)).is_empty());
+                let mut stranger = obj("Pod", &format!("other-{i}"), "2026-01-01T10:00:00Z");
+                stranger.controller_uid = Some("another-rs".into());
+                t.observe(&stranger, at(100 * i + 70));
+            }
+            assert_eq!(t.members.len(), 2, "the Deployment and its ReplicaSet");
+            assert_eq!(t.pending["another-rs"].len(), 51);
+            // Waiting since before the cutoff (and the listed state): forgotten.
+            t.forget_waiting(at(100 * 25).unwrap());
+            assert_eq!(t.pending["another-rs"].len(), 25);
+            t.forget_waiting(at(100_000).unwrap());
+            assert!(t.pending.is_empty() && t.pending_events.is_empty());
+        }
+        assert_eq!(kept.summary(), lean.summary());
+        assert_eq!((kept.reaction_count(), lean.reaction_count()), (101, 101));
+        assert_eq!((kept.reactions().len(), lean.reactions().len()), (101, 0));
+    }
+
+    /// A dependent that arrives before its owner, within the wait, still joins with it.
+    #[test]
+    fn an_owner_arriving_after_its_dependent_within_the_wait_still_takes_it() {
+        let d = deployment(1, vec![write("kubectl", "", "2026-01-01T10:00:00Z", true, false)]);
+        let mut t = Tracker::new(&d);
+        let mut rs = obj("ReplicaSet", "web-2", "2026-01-01T10:01:00Z");
+        rs.controller_uid = Some(d.uid.clone());
+        let mut pod = obj("Pod", "web-2-a", "2026-01-01T10:01:00Z");
+        pod.controller_uid = Some(rs.uid.clone());
+        assert!(t.observe(&pod, at(40)).is_empty());
+        t.forget_waiting(at(0).unwrap());
+        assert_eq!(t.observe(&rs, at(50)).len(), 2);
+        // An Event about an object that was deleted is not kept waiting.
+        t.removed(&pod.uid, at(60).unwrap());
+        let e = EventSnap { uid: "e".into(), object_uid: pod.uid.clone(), count: 1, ..Default::default() };
+        assert!(t.event(&e, at(70)).is_empty());
+        assert!(t.pending_events.is_empty());
+        t.event_removed("e");
+        assert!(t.events.is_empty());
     }
 }

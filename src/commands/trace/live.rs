@@ -28,6 +28,12 @@ use crate::output::{Printer, out, paint};
 /// How long a watched change waits for changes committed before it on other streams.
 const REORDER_WINDOW: Duration = Duration::from_millis(300);
 
+/// How long a watched object (or Event) waits for its owner to join the chain: another
+/// stream may deliver the owner a little after its dependent, never a minute after.
+const WAITING_FOR_AN_OWNER: Duration = Duration::from_secs(60);
+/// How often what waited longer is forgotten (a pass over everything waiting).
+const FORGET_EVERY: Duration = Duration::from_secs(10);
+
 pub struct Live<'a> {
     pub resource: &'a ApiResource,
     pub name: &'a str,
@@ -67,7 +73,13 @@ pub async fn run(
         crate::commands::owners::fetch::Scope::Namespace(ns) => Some(ns.clone()),
         crate::commands::owners::fetch::Scope::AllNamespaces => None,
     };
-    let mut tracker = Tracker::new(&fetched.snap.objects[0]);
+    // Every reaction is kept only for a Chrome trace, which draws them all; the other forms
+    // print each as it comes and keep what the summary needs.
+    let mut tracker = if printer.format == OutputFormat::Chrome {
+        Tracker::keeping_reactions(&fetched.snap.objects[0])
+    } else {
+        Tracker::new(&fetched.snap.objects[0])
+    };
     for o in &fetched.snap.objects[1..] {
         tracker.observe(o, None);
     }
@@ -120,6 +132,7 @@ pub async fn run(
     tokio::pin!(ctrl_c);
     let settle = args.settle;
     let mut reorder: Reorder<(usize, Value, bool)> = Reorder::new(REORDER_WINDOW);
+    let mut last_forget = Instant::now();
     loop {
         // Watched changes whose window closed, in commit order.
         let flush = deadline.is_some_and(|d| Instant::now() >= d);
@@ -127,10 +140,14 @@ pub async fn run(
         if emit(released, &mut tracker, &kinds, events_source, printer, &mut printed_header)? {
             last_activity = Instant::now();
         }
+        if listed.iter().all(|&l| l) && last_forget.elapsed() >= FORGET_EVERY {
+            last_forget = Instant::now();
+            tracker.forget_waiting(Timestamp::now() - WAITING_FOR_AN_OWNER);
+        }
         let settled = reorder.is_empty()
             && command_done
             && listed.iter().all(|&l| l)
-            && (!live.command.is_empty() || !tracker.reactions.is_empty())
+            && (!live.command.is_empty() || tracker.reaction_count() > 0)
             && last_activity.elapsed() >= settle;
         if settled || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
@@ -199,7 +216,7 @@ pub async fn run(
     let report = trace_once(session, printer, resources, live.resource, live.name, args.stall_after).await?;
     let summary = tracker.summary();
     match printer.format {
-        OutputFormat::Chrome => out(&render::chrome(&spans(&tracker.reactions)))?,
+        OutputFormat::Chrome => out(&render::chrome(&spans(tracker.reactions())))?,
         OutputFormat::Json | OutputFormat::Yaml => {
             let wire = Summary {
                 api_version: crate::output::SCHEMA_VERSION,
@@ -235,7 +252,12 @@ fn emit(
     for (at, (source, item, deleted)) in released {
         let reactions = if deleted {
             let uid = item.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default();
-            if source == events_source { Vec::new() } else { tracker.removed(uid, at) }
+            if source == events_source {
+                tracker.event_removed(uid);
+                Vec::new()
+            } else {
+                tracker.removed(uid, at)
+            }
         } else {
             take(tracker, kinds, source, events_source, &item, Some(at))
         };
