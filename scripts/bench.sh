@@ -74,7 +74,7 @@ load() {
   "$bin/coord-bench-loader" -kubeconfig "$admin" -namespace "$ns" \
     -deployments "$(size $((2000 * f / 2)))" -pods-per-rs 10 -leases "$(size $((4000 * f / 2)))" \
     -node-leases "$(size $((1000 * f / 2)))" -pdbs "$(size $((200 * f / 2)))" -widgets "$(size $((5000 * f / 2)))" \
-    | tee "$work/load-$ns.txt" >&2
+    | tee "$work/load-$ns.txt" "$dir/load-$ns.txt" >&2
 }
 if $envelope; then
   : # envelope() loads its own namespaces, in two halves
@@ -84,7 +84,11 @@ elif [[ $(cat "$dir/loaded" 2>/dev/null) != "$scale" ]]; then
   echo "$scale" > "$dir/loaded"
 else
   log "bench-s and bench-l already loaded at scale $scale (--keep'd cluster)"
-  for ns in bench-s bench-l; do echo "loaded before this run, at scale $scale (a --keep'd cluster)" > "$work/load-$ns.txt"; done
+  # The loader's counts from when the --keep'd cluster was loaded, kept beside it.
+  for ns in bench-s bench-l; do
+    cp "$dir/load-$ns.txt" "$work/load-$ns.txt" 2>/dev/null ||
+      echo "loaded before this run, at scale $scale (a --keep'd cluster)" > "$work/load-$ns.txt"
+  done
 fi
 
 # The API server slows as it ages, idle or not (docs/benchmarks-history.md, "After run 11":
