@@ -141,9 +141,9 @@ impl RefState {
 pub struct Graph {
     pub objects: Vec<Object>,
     /// refs[i][k]: how object i's k-th reference resolves.
-    pub refs: Vec<Vec<RefState>>,
+    pub refs: Rows<RefState>,
     /// links[i]: (dependent, reference index) of every reference naming object i's uid.
-    links: Vec<Vec<(usize, usize)>>,
+    links: Rows<(usize, usize)>,
     /// Indexes of `objects` by (group, kind, namespace, name), found by borrowed parts: a map
     /// keyed by owned strings cost four copies an object and four more a lookup.
     by_key: ByKey,
@@ -194,19 +194,20 @@ impl Graph {
             by_uid.insert(o.uid.as_str(), i);
             by_key.insert(&objects, i);
         }
-        let mut links = vec![Vec::new(); objects.len()];
-        let mut refs = Vec::with_capacity(objects.len());
+        let mut refs = Rows::with_capacity(objects.len(), objects.iter().map(|o| o.owner_refs.len()).sum());
+        // (owner, (dependent, reference index)) of each reference naming a listed uid.
+        let mut named = Vec::new();
         for (d, o) in objects.iter().enumerate() {
-            let mut states = Vec::with_capacity(o.owner_refs.len());
             for (k, r) in o.owner_refs.iter().enumerate() {
                 if let Some(&owner) = by_uid.get(r.uid.as_str()) {
-                    links[owner].push((d, k));
+                    named.push((owner, (d, k)));
                 }
-                states.push(resolve(o, r, &objects, &by_uid, &by_key, coverage));
+                refs.items.push(resolve(o, r, &objects, &by_uid, &by_key, coverage));
             }
-            refs.push(states);
+            refs.end_row();
         }
         drop(by_uid);
+        let links = Rows::grouped(objects.len(), named);
         Graph { objects, refs, links, by_key }
     }
 
@@ -269,6 +270,57 @@ fn resolve(
     match by_key.get(objects, (group, &r.kind, ns, &r.name)) {
         Some(i) => RefState::Recreated(i),
         None => RefState::Missing,
+    }
+}
+
+/// One row of items per object, all rows in one Vec: a Vec per object cost its 24 bytes
+/// and an allocation each, for rows of one or two items (most objects have one owner
+/// reference; most owners a handful of dependents). Indexing gives the row as a slice.
+#[derive(Debug)]
+pub struct Rows<T> {
+    /// Row i is items[starts[i]..starts[i + 1]].
+    starts: Vec<u32>,
+    items: Vec<T>,
+}
+
+impl<T> Rows<T> {
+    fn with_capacity(rows: usize, items: usize) -> Rows<T> {
+        let mut starts = Vec::with_capacity(rows + 1);
+        starts.push(0);
+        Rows { starts, items: Vec::with_capacity(items) }
+    }
+
+    /// Ends the row being filled (its items are those pushed since the last row ended).
+    fn end_row(&mut self) {
+        self.starts.push(u32::try_from(self.items.len()).expect("fewer than 2^32 references"));
+    }
+
+    /// `rows` rows from (row, item) pairs in any row order; a row keeps its items' order.
+    fn grouped(rows: usize, mut pairs: Vec<(usize, T)>) -> Rows<T> {
+        let mut starts = vec![0u32; rows + 1];
+        for (row, _) in &pairs {
+            starts[row + 1] += 1;
+        }
+        for i in 0..rows {
+            starts[i + 1] += starts[i];
+        }
+        pairs.sort_by_key(|&(row, _)| row); // stable
+        Rows { starts, items: pairs.into_iter().map(|(_, item)| item).collect() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<T> std::ops::Index<usize> for Rows<T> {
+    type Output = [T];
+    fn index(&self, row: usize) -> &[T] {
+        &self.items[self.starts[row] as usize..self.starts[row + 1] as usize]
     }
 }
 
@@ -677,6 +729,22 @@ pub mod tests {
             ],
             &coverage(),
         )
+    }
+
+    #[test]
+    fn rows_grouped_keep_each_rows_order_and_empty_rows() {
+        let pairs = vec![(2, 'a'), (0, 'b'), (2, 'c'), (0, 'd'), (3, 'e')];
+        let rows = Rows::grouped(5, pairs);
+        assert_eq!(rows.len(), 5);
+        let got: Vec<Vec<char>> = (0..rows.len()).map(|i| rows[i].to_vec()).collect();
+        assert_eq!(got, vec![vec!['b', 'd'], vec![], vec!['a', 'c'], vec!['e'], vec![]]);
+        let mut filled = Rows::with_capacity(3, 2);
+        filled.items.push(1);
+        filled.end_row();
+        filled.end_row();
+        filled.items.push(2);
+        filled.end_row();
+        assert_eq!((filled.len(), &filled[0], &filled[1], &filled[2]), (3, &[1][..], &[][..], &[2][..]));
     }
 
     fn names(g: &Graph, rows: &[TreeRow]) -> Vec<String> {
