@@ -82,12 +82,28 @@ pub async fn list_all_paged<T: DeserializeOwned + Send + 'static>(
     Ok(list_all_digested(conn, path, query, accept, page_size, gather::<T>).await?.flattened())
 }
 
-/// Adds a page of items to a list's items: the fold of a plain list.
-pub fn gather<T>(all: &mut Vec<T>, page: Vec<T>) {
-    if all.is_empty() {
-        *all = page;
-    } else {
+/// A collection read a page at a time: one Vec per page, each of exactly its size, until
+/// every list is in, then moved once into a Vec of the exact total ([`flatten`]). Grown item
+/// by item, then list by list, a Vec doubles, holding the old buffer and the new at once:
+/// that was the peak of a large read.
+pub type Pages<T> = Vec<Vec<T>>;
+
+/// The pages in one Vec, each page freed as soon as it is moved; a single page is kept as it is.
+pub fn flatten<T>(mut pages: Pages<T>) -> Vec<T> {
+    if pages.len() == 1 {
+        return pages.pop().unwrap_or_default();
+    }
+    let mut all = Vec::with_capacity(pages.iter().map(Vec::len).sum());
+    for page in pages {
         all.extend(page);
+    }
+    all
+}
+
+/// Keeps a page of items as it came: the fold of a plain list, flattened once at its end.
+pub fn gather<T>(pages: &mut Pages<T>, page: Vec<T>) {
+    if !page.is_empty() {
+        pages.push(page);
     }
 }
 
@@ -161,15 +177,11 @@ where
     }
 }
 
-impl<T> Listed<Vec<T>> {
-    /// One list of items from the items of each list read.
+impl<T> Listed<Pages<T>> {
+    /// One list of items from the pages of each list read.
     pub fn flattened(self) -> Listed<T> {
-        let mut items = Vec::new();
-        for part in self.items {
-            gather(&mut items, part);
-        }
         Listed {
-            items,
+            items: flatten(self.items.into_iter().flatten().collect()),
             server_time: self.server_time,
             resource_version: self.resource_version,
             restarts: self.restarts,
@@ -295,6 +307,18 @@ pub fn encode(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pages_flatten_in_order_and_empty_pages_are_not_kept() {
+        let mut pages = Pages::new();
+        for page in [vec![1, 2], vec![], vec![3]] {
+            gather(&mut pages, page);
+        }
+        assert_eq!(pages.len(), 2);
+        assert_eq!(flatten(pages), [1, 2, 3]);
+        assert_eq!(flatten(vec![vec![4, 5]]), [4, 5]);
+        assert_eq!(flatten(Pages::<i32>::new()), Vec::<i32>::new());
+    }
 
     #[test]
     fn null_items_are_an_empty_page() {

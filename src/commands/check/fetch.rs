@@ -28,6 +28,8 @@ use crate::commands::overlaps::fetch::KINDS as OVERLAP_KINDS;
 use crate::commands::owners::fetch::{
     self as owners_fetch, Intake, Item, Lists, Progress, Scope, Skipped, list_types, served,
 };
+use crate::connect::list::gather;
+pub use crate::connect::list::{Pages, flatten};
 use crate::connect::{Accept, RequestError, Session};
 
 #[derive(Default)]
@@ -86,33 +88,15 @@ struct Digested {
     marks: Vec<(MarkKey, Marks)>,
 }
 
-/// The three collections with an entry per object (per pod), one Vec per page until every
-/// list is in, then moved once into a Vec of the exact size: grown a page at a time they
-/// were copied on every doubling, and joined list to list copied again. The objects are
-/// moved before the analyses start; pods and workloads by the analysis thread that reads
-/// them, the two side by side after the last page rather than one after the other before.
-pub type Pages<T> = Vec<Vec<T>>;
-
+/// The three collections with an entry per object (per pod) are [`Pages`] until every list
+/// is in. The objects are moved into one Vec before the analyses start; pods and workloads by
+/// the analysis thread that reads them, the two side by side after the last page rather than
+/// one after the other before.
 #[derive(Default)]
 struct Gathered {
     objects: Pages<Object>,
     pods: Pages<PodMeta>,
     workloads: Pages<TraceObject>,
-}
-
-pub fn flatten<T>(pages: Pages<T>) -> Vec<T> {
-    let mut all = Vec::with_capacity(pages.iter().map(Vec::len).sum());
-    for page in pages {
-        all.extend(page);
-    }
-    all
-}
-
-/// A page's share of one of those collections: sized for every item, pushed only when some.
-fn page_of<T>(pages: &mut Pages<T>, page: Vec<T>) {
-    if !page.is_empty() {
-        pages.push(page);
-    }
 }
 
 impl Snapshot {
@@ -396,8 +380,8 @@ fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<R
             part.candidates.push(c.snapshot());
         }
     }
-    page_of(&mut part.objects, objects);
-    page_of(&mut part.workloads, workloads);
+    gather(&mut part.objects, objects);
+    gather(&mut part.workloads, workloads);
 }
 
 fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<MetaItem>) {
@@ -436,9 +420,9 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
         }
         objects.push(m.into_object(r));
     }
-    page_of(&mut part.objects, objects);
-    page_of(&mut part.pods, pod_metas);
-    page_of(&mut part.workloads, workloads);
+    gather(&mut part.objects, objects);
+    gather(&mut part.pods, pod_metas);
+    gather(&mut part.workloads, workloads);
 }
 
 #[derive(Deserialize)]

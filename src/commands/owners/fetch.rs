@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::analyze::object_status::{Health, status};
 use crate::analyze::owner_graph::{Coverage, Graph, KindMap, KindRef, Listed, Object, OwnerRef};
 use crate::analyze::resource_ref::ApiResource;
-use crate::connect::list::{METADATA_PAGE_SIZE, gather, list_all_digested, list_all_paged, page_size};
+use crate::connect::list::{METADATA_PAGE_SIZE, Pages, flatten, gather, list_all_digested, list_all_paged, page_size};
 use crate::connect::{Accept, Session};
 use crate::output::counted;
 
@@ -93,7 +93,11 @@ impl<L, A, M> Meta<L, A, M> {
 
     /// The owner graph's node; what it does not keep (labels, annotations, managedFields) is
     /// dropped, so take those first.
-    pub fn into_object(self, r: &ApiResource) -> Object {
+    pub fn into_object(mut self, r: &ApiResource) -> Object {
+        // A decoded Vec of one reference holds four (Rust's smallest capacity for items of
+        // this size): 312 bytes unused on nearly every pod and ReplicaSet.
+        self.owner_references.shrink_to_fit();
+        self.finalizers.shrink_to_fit();
         Object {
             uid: self.uid,
             api_version: r.group_version(),
@@ -263,17 +267,18 @@ where
 pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> anyhow::Result<Snapshot> {
     let types = plan(all);
     let progress = Progress::new(types.len());
-    let to_objects = |objects: &mut Vec<Object>, r: &ApiResource, items: Vec<Item>| {
-        objects.extend(items.into_iter().map(|i| i.metadata.into_object(r)));
+    // Page by page, moved once at the end (see [`Pages`]).
+    let to_objects = |pages: &mut Pages<Object>, r: &ApiResource, items: Vec<Item>| {
+        gather(pages, items.into_iter().map(|i| i.metadata.into_object(r)).collect());
     };
-    let mut objects = Vec::new();
-    let absorb = |_: &ApiResource, part: Vec<Object>| gather(&mut objects, part);
+    let mut pages = Vec::new();
+    let absorb = |_: &ApiResource, part: Pages<Object>| pages.extend(part);
     let intake = Intake { page: to_objects, list: absorb };
     let lists = list_types(session, &types, scope, |_| Accept::MetadataList, CONCURRENCY, &progress, intake).await;
     progress.clear();
     let lists = lists?;
     Ok(Snapshot {
-        objects,
+        objects: flatten(pages),
         coverage: Coverage { served: served(all), listed: lists.listed },
         skipped: lists.skipped,
         server_time: lists.server_time,
