@@ -285,18 +285,14 @@ pub fn overlaps(a: &Analysis) -> Vec<Finding> {
     // The pods the same budgets match are one finding, on the first of those budgets: the
     // budgets are what to change, and one finding per pod made a namespace of pods under two
     // budgets a table of thousands of rows saying one thing.
-    let mut by_budgets: BTreeMap<(&str, &[String]), Vec<&str>> = BTreeMap::new();
-    for c in &a.pdb_conflicts {
-        by_budgets.entry((&c.namespace, &c.budgets)).or_default().push(&c.pod);
-    }
-    out.extend(by_budgets.into_iter().map(|((namespace, budgets), pods)| Finding {
+    out.extend(overlap::pdb_groups(&a.pdb_conflicts).into_iter().map(|((namespace, budgets), pods)| Finding {
         severity: Severity::Error,
         mechanism: Mechanism::Overlaps,
         code: codes::SEVERAL_DISRUPTION_BUDGETS,
         reason: "several-disruption-budgets".into(),
         namespace: Some(namespace.to_string()),
         object_kind: "PodDisruptionBudget".into(),
-        object: type_name("PodDisruptionBudget", "policy", budgets.first().map_or("", String::as_str)),
+        object: type_name("PodDisruptionBudget", "policy", budgets.first().copied().unwrap_or_default()),
         message: format!(
             "{} ({}) matched by {} PodDisruptionBudgets ({}): the eviction API refuses to evict {}",
             counted(pods.len(), "pod"),
@@ -495,11 +491,11 @@ mod tests {
 
     #[test]
     fn pods_under_the_same_budgets_are_one_finding_on_the_first_budget() {
-        let conflict = |ns: &str, pod: &str, budgets: &[&str]| overlap::PdbConflict {
+        let conflict = |namespace: &'static str, pod: &'static str, budgets: &[&'static str]| overlap::PdbConflict {
             code: codes::SEVERAL_DISRUPTION_BUDGETS,
-            namespace: ns.into(),
-            pod: pod.into(),
-            budgets: budgets.iter().map(|b| b.to_string()).collect(),
+            namespace,
+            pod,
+            budgets: budgets.into(),
         };
         let a = overlap::Analysis {
             pdb_conflicts: vec![

@@ -6,6 +6,7 @@
 //! of well-labelled controllers is far from quadratic.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 use serde::Serialize;
 
@@ -102,23 +103,29 @@ pub struct DisjointPair {
     pub separation: Separation,
 }
 
+// Borrowed from the snapshot, and the pods under the same budgets share one list of their
+// names: at the envelope a budget over a whole tier puts tens of thousands of pods under the
+// same eighteen budgets, and a copy of the names per pod was the largest thing `overlaps -A`
+// held. (A // comment: a doc comment would be published in the schema.)
+/// A pod matched by more than one PodDisruptionBudget.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct PdbConflict {
+pub struct PdbConflict<'a> {
     /// The stable code of pods under several budgets (CO302).
     pub code: &'static str,
-    pub namespace: String,
-    pub pod: String,
-    pub budgets: Vec<String>,
+    pub namespace: &'a str,
+    pub pod: &'a str,
+    /// The budgets' names, sorted.
+    pub budgets: Rc<[&'a str]>,
 }
 
 #[derive(Debug, Default, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Analysis {
+pub struct Analysis<'a> {
     pub findings: Vec<PairFinding>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub disjoint: Vec<DisjointPair>,
-    pub pdb_conflicts: Vec<PdbConflict>,
+    pub pdb_conflicts: Vec<PdbConflict<'a>>,
     /// How many pairs were decided exactly (the rest were proven disjoint by the index).
     pub pairs_compared: usize,
 }
@@ -128,7 +135,7 @@ pub struct Options {
     pub explain: bool,
 }
 
-pub fn analyze(controllers: &[Controller], pods: &[PodMeta], opts: &Options) -> Analysis {
+pub fn analyze<'a>(controllers: &'a [Controller], pods: &'a [PodMeta], opts: &Options) -> Analysis<'a> {
     let mut analysis = Analysis::default();
     let pod_index = PodIndex::new(pods);
     let mut groups: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
@@ -159,7 +166,7 @@ pub fn analyze(controllers: &[Controller], pods: &[PodMeta], opts: &Options) -> 
         }
     }
     // Each involved controller's pods, computed once (sorted pod indices).
-    let mut matched: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut matched: HashMap<usize, Vec<PodIx>> = HashMap::new();
     for &(i, j, _) in &overlapping {
         for k in [i, j] {
             matched.entry(k).or_insert_with(|| pod_index.matching(&controllers[k]));
@@ -169,7 +176,7 @@ pub fn analyze(controllers: &[Controller], pods: &[PodMeta], opts: &Options) -> 
     for (i, j, witness) in overlapping {
         analysis.findings.push(finding(controllers, (i, j), witness, &matched[&i], &matched[&j], pods, &owners));
     }
-    analysis.pdb_conflicts = pdb_conflicts(controllers, pods, &pod_index, &mut matched);
+    analysis.pdb_conflicts = pdb_conflicts(controllers, pods, &pod_index, &matched);
     analysis.findings.sort_by(|x, y| (&x.namespace, &x.a, &x.b).cmp(&(&y.namespace, &y.a, &y.b)));
     analysis
 }
@@ -191,6 +198,9 @@ fn related(a: &Controller, b: &Controller) -> bool {
 /// attributed by comparing numbers rather than uids.
 type Owners = (Option<usize>, Option<usize>);
 
+/// A pod's index in the snapshot: u32, as the index holds several lists of them per pod.
+type PodIx = u32;
+
 /// Each pod's [`Owners`], looked up once rather than per pair.
 fn owners(controllers: &[Controller], pods: &[PodMeta]) -> Vec<Owners> {
     let index: HashMap<&str, usize> = controllers.iter().enumerate().map(|(i, c)| (c.uid.as_str(), i)).collect();
@@ -205,7 +215,7 @@ fn owners(controllers: &[Controller], pods: &[PodMeta]) -> Vec<Owners> {
 
 /// The indices both sorted lists hold, in order: a merge when they are of a size, a binary
 /// search of the longer for each of the shorter when one is far shorter.
-fn shared(pa: &[usize], pb: &[usize]) -> Vec<usize> {
+fn shared(pa: &[PodIx], pb: &[PodIx]) -> Vec<PodIx> {
     let (short, long) = if pa.len() <= pb.len() { (pa, pb) } else { (pb, pa) };
     if short.len() * 16 < long.len() {
         return short.iter().copied().filter(|p| long.binary_search(p).is_ok()).collect();
@@ -229,8 +239,8 @@ fn finding(
     controllers: &[Controller],
     (i, j): (usize, usize),
     witness: Labels,
-    pa: &[usize],
-    pb: &[usize],
+    pa: &[PodIx],
+    pb: &[PodIx],
     pods: &[PodMeta],
     owners: &[Owners],
 ) -> PairFinding {
@@ -249,6 +259,7 @@ fn finding(
     let mut counts = SharedCounts::default();
     let mut shared_pods = Vec::new();
     for p in shared(pa, pb) {
+        let p = p as usize;
         let pod = &pods[p];
         let (owned_by, other) = match &pod.controller {
             None => ("none", None),
@@ -341,8 +352,8 @@ fn candidate_pairs(cs: &[Controller], members: &[usize], used: &mut BTreeSet<Str
 /// rarest required pair instead of by scanning the namespace. Borrows the pods: tens of
 /// thousands of them, each with a few labels, were otherwise copied string by string.
 struct PodIndex<'a> {
-    by_ns: HashMap<&'a str, Vec<usize>>,
-    by_pair: HashMap<(&'a str, &'a str, &'a str), Vec<usize>>,
+    by_ns: HashMap<&'a str, Vec<PodIx>>,
+    by_pair: HashMap<(&'a str, &'a str, &'a str), Vec<PodIx>>,
     pods: &'a [PodMeta],
 }
 
@@ -350,6 +361,7 @@ impl<'a> PodIndex<'a> {
     fn new(pods: &'a [PodMeta]) -> PodIndex<'a> {
         let mut idx = PodIndex { by_ns: HashMap::new(), by_pair: HashMap::new(), pods };
         for (i, p) in pods.iter().enumerate() {
+            let i = i as PodIx;
             idx.by_ns.entry(p.namespace.as_str()).or_default().push(i);
             for (k, v) in p.labels.iter() {
                 idx.by_pair.entry((p.namespace.as_str(), k, v)).or_default().push(i);
@@ -358,7 +370,7 @@ impl<'a> PodIndex<'a> {
         idx
     }
 
-    fn matching(&self, c: &Controller) -> Vec<usize> {
+    fn matching(&self, c: &Controller) -> Vec<PodIx> {
         let empty = Vec::new();
         let pairs = c.selector.required_pairs();
         let candidates = pairs
@@ -370,38 +382,68 @@ impl<'a> PodIndex<'a> {
         if pairs.len() == 1 && c.selector.requirements.as_ref().is_some_and(|r| r.len() == 1) {
             return candidates.clone();
         }
-        candidates.iter().copied().filter(|&i| c.selector.matches(&self.pods[i].labels)).collect()
+        candidates.iter().copied().filter(|&i| c.selector.matches(&self.pods[i as usize].labels)).collect()
     }
 }
 
-fn pdb_conflicts(
-    cs: &[Controller],
-    pods: &[PodMeta],
+fn pdb_conflicts<'a>(
+    cs: &'a [Controller],
+    pods: &'a [PodMeta],
     index: &PodIndex,
-    matched: &mut HashMap<usize, Vec<usize>>,
-) -> Vec<PdbConflict> {
-    // Budget indices by pod index: names are copied only for the pods under several.
-    let mut budgets_of: Vec<Vec<usize>> = vec![Vec::new(); pods.len()];
+    matched: &HashMap<usize, Vec<PodIx>>,
+) -> Vec<PdbConflict<'a>> {
+    // Budget indices by pod index (u32: one list per pod); names are looked up only for the
+    // pods under several. A budget's pods are computed here and dropped unless a pair finding
+    // already holds them: a budget over a whole tier matches tens of thousands.
+    let mut budgets_of: Vec<Vec<u32>> = vec![Vec::new(); pods.len()];
     for (i, c) in cs.iter().enumerate().filter(|(_, c)| c.kind == "PodDisruptionBudget") {
-        for &p in matched.entry(i).or_insert_with(|| index.matching(c)).iter() {
-            budgets_of[p].push(i);
+        let computed;
+        let pods_of = match matched.get(&i) {
+            Some(p) => p,
+            None => {
+                computed = index.matching(c);
+                &computed
+            }
+        };
+        for &p in pods_of {
+            budgets_of[p as usize].push(i as u32);
         }
     }
-    budgets_of
-        .into_iter()
-        .enumerate()
-        .filter(|(_, b)| b.len() > 1)
-        .map(|(p, budgets)| {
-            let mut budgets: Vec<String> = budgets.into_iter().map(|i| cs[i].name.clone()).collect();
-            budgets.sort();
-            PdbConflict {
-                code: super::codes::SEVERAL_DISRUPTION_BUDGETS,
-                namespace: pods[p].namespace.clone(),
-                pod: pods[p].name.clone(),
-                budgets,
-            }
-        })
-        .collect()
+    let mut sets: HashMap<Vec<u32>, Rc<[&'a str]>> = HashMap::new();
+    let mut out = Vec::new();
+    for (p, budgets) in budgets_of.into_iter().enumerate() {
+        if budgets.len() < 2 {
+            continue;
+        }
+        let names = sets
+            .entry(budgets)
+            .or_insert_with_key(|budgets| {
+                let mut names: Vec<&str> = budgets.iter().map(|&i| cs[i as usize].name.as_str()).collect();
+                names.sort_unstable();
+                names.into()
+            })
+            .clone();
+        out.push(PdbConflict {
+            code: super::codes::SEVERAL_DISRUPTION_BUDGETS,
+            namespace: &pods[p].namespace,
+            pod: &pods[p].name,
+            budgets: names,
+        });
+    }
+    out
+}
+
+/// A namespace and the names of budgets in it.
+pub type BudgetSet<'a> = (&'a str, Rc<[&'a str]>);
+
+/// The pods under the same budgets in one namespace, in order of namespace and budgets: what
+/// to change is the budgets, so a person reads one line per set rather than one per pod.
+pub fn pdb_groups<'a>(conflicts: &[PdbConflict<'a>]) -> Vec<(BudgetSet<'a>, Vec<&'a str>)> {
+    let mut groups: BTreeMap<BudgetSet, Vec<&str>> = BTreeMap::new();
+    for c in conflicts {
+        groups.entry((c.namespace, c.budgets.clone())).or_default().push(c.pod);
+    }
+    groups.into_iter().collect()
 }
 
 #[cfg(test)]
@@ -490,9 +532,10 @@ pub mod tests {
         let mut rs2 = ctl("ReplicaSet", "web-2", "app=web", None);
         rs2.owner_uid = Some(d.uid.clone());
         let sts = ctl("StatefulSet", "db", "app=web", None);
-        let a = analyze(&[d.clone(), rs1.clone(), rs2.clone(), sts.clone()], &[], &OPTS);
+        let all = [d, rs1, rs2, sts];
+        let a = analyze(&all, &[], &OPTS);
         assert!(a.findings.is_empty(), "{:?}", a.findings);
-        let cross = analyze(&[d, rs1, rs2, sts], &[], &Options { cross_kind: true, explain: false });
+        let cross = analyze(&all, &[], &Options { cross_kind: true, explain: false });
         let pairs: Vec<(&str, &str)> = cross.findings.iter().map(|f| (f.a.name.as_str(), f.b.name.as_str())).collect();
         assert_eq!(pairs.len(), 3, "{pairs:?}");
         assert!(pairs.iter().all(|(a, b)| *a == "db" || *b == "db"));
@@ -508,7 +551,7 @@ pub mod tests {
         let a = analyze(&cs, &pods, &OPTS);
         assert_eq!(a.pdb_conflicts.len(), 1);
         assert_eq!(a.pdb_conflicts[0].pod, "p1");
-        assert_eq!(a.pdb_conflicts[0].budgets, vec!["pdb-a", "pdb-b"]);
+        assert_eq!(*a.pdb_conflicts[0].budgets, ["pdb-a", "pdb-b"]);
         assert_eq!(a.findings[0].severity, Severity::Error, "a shared pod makes the PDB pair an error");
     }
 
@@ -540,8 +583,9 @@ pub mod tests {
                     controller: None,
                 })
                 .collect();
-            let brute: Vec<usize> =
-                (0..pods.len()).filter(|&i| pods[i].namespace == ns && c.selector.matches(&pods[i].labels)).collect();
+            let brute: Vec<PodIx> = (0..pods.len() as PodIx)
+                .filter(|&i| pods[i as usize].namespace == ns && c.selector.matches(&pods[i as usize].labels))
+                .collect();
             prop_assert_eq!(PodIndex::new(&pods).matching(&c), brute);
         }
 
@@ -549,11 +593,11 @@ pub mod tests {
         /// shorter, the binary search) give what testing every pair gives.
         #[test]
         fn shared_pods_are_what_both_lists_hold(
-            a in proptest::collection::btree_set(0usize..400, 0..60),
-            b in proptest::collection::btree_set(0usize..400, 0..300),
+            a in proptest::collection::btree_set(0u32..400, 0..60),
+            b in proptest::collection::btree_set(0u32..400, 0..300),
         ) {
-            let (a, b): (Vec<usize>, Vec<usize>) = (a.into_iter().collect(), b.into_iter().collect());
-            let brute: Vec<usize> = a.iter().copied().filter(|p| b.contains(p)).collect();
+            let (a, b): (Vec<PodIx>, Vec<PodIx>) = (a.into_iter().collect(), b.into_iter().collect());
+            let brute: Vec<PodIx> = a.iter().copied().filter(|p| b.contains(p)).collect();
             prop_assert_eq!(shared(&a, &b), brute.clone());
             prop_assert_eq!(shared(&b, &a), brute);
         }

@@ -1,6 +1,6 @@
 //! The wire format and the table of `overlaps`.
 
-use crate::analyze::overlap::{Analysis, Severity};
+use crate::analyze::overlap::{Analysis, Severity, pdb_groups};
 use crate::connect::Skipped;
 use crate::output::table::{Grid, Styled, Table, Tone, styled};
 use crate::output::{Printer, counted};
@@ -17,7 +17,7 @@ pub struct OverlapReport<'a> {
     pub controllers: usize,
     pub pods: usize,
     #[serde(flatten)]
-    pub analysis: &'a Analysis,
+    pub analysis: &'a Analysis<'a>,
     pub skipped: &'a [Skipped],
     pub invalid: &'a [String],
 }
@@ -65,14 +65,22 @@ pub fn table(a: &Analysis, printer: &Printer, all_namespaces: bool, counts: (usi
             }
         }
     }
-    for c in &a.pdb_conflicts {
+    // One line per set of budgets, naming three of its pods (every one with -o wide): a budget
+    // over a whole tier made one line per pod, tens of thousands saying the same thing.
+    for ((namespace, budgets), pods) in pdb_groups(&a.pdb_conflicts) {
+        let named = if printer.wide() { pods.len() } else { 3 };
+        let more = pods.len().saturating_sub(named);
+        let mut names = pods[..pods.len().min(named)].join(", ");
+        if more > 0 {
+            names.push_str(&format!(" and {more} more"));
+        }
         text.push(format!(
-            "{}/{}: {} matched by {} PodDisruptionBudgets ({}): the eviction API will refuse to evict it",
-            c.namespace,
-            c.code,
-            c.pod,
-            c.budgets.len(),
-            c.budgets.join(", ")
+            "{namespace}/{}: {} ({names}) matched by {} PodDisruptionBudgets ({}): the eviction API will refuse to evict {}",
+            crate::analyze::codes::SEVERAL_DISRUPTION_BUDGETS,
+            counted(pods.len(), "pod"),
+            budgets.len(),
+            budgets.join(", "),
+            if pods.len() == 1 { "it" } else { "them" }
         ));
     }
     for d in &a.disjoint {
@@ -139,5 +147,32 @@ mod tests {
             assert!(text.contains("stable-track") && text.contains("2 pods under several PDBs"), "{text}");
             insta::assert_snapshot!(format!("overlaps_{width}"), text);
         }
+    }
+
+    /// Pods under the same budgets are one line: three named, the rest counted, all with -o wide.
+    #[test]
+    fn pods_under_the_same_budgets_are_one_line() {
+        let controllers = vec![
+            ctl("PodDisruptionBudget", "all-web", "tier=web", &[]),
+            ctl("PodDisruptionBudget", "shop", "app=shop", &[]),
+        ];
+        let pods: Vec<PodMeta> =
+            (1..=5).map(|i| pod(&format!("shop-{i}"), &[("app", "shop"), ("tier", "web")], "shop-rs")).collect();
+        let analysis = analyze(&controllers, &pods, &Options { cross_kind: false, explain: false });
+        assert_eq!(analysis.pdb_conflicts.len(), 5);
+        let text = |format| {
+            let printer = Printer::plain(format, Some(400));
+            table(&analysis, &printer, false, (controllers.len(), pods.len())).render(&printer)
+        };
+        let plain = text(OutputFormat::Table);
+        let lines: Vec<&str> = plain.lines().filter(|l| l.contains("CO302")).collect();
+        assert_eq!(
+            lines,
+            ["coord-demo/CO302: 5 pods (shop-1, shop-2, shop-3 and 2 more) matched by 2 PodDisruptionBudgets \
+              (all-web, shop): the eviction API will refuse to evict them"],
+            "{plain}"
+        );
+        let wide = text(OutputFormat::Wide);
+        assert!(wide.contains("5 pods (shop-1, shop-2, shop-3, shop-4, shop-5) matched by"), "{wide}");
     }
 }
