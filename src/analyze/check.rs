@@ -197,7 +197,7 @@ pub fn holder_pod(
         let owner = graph.owners(current).find(|&(_, ref_index)| ref_index == k).map(|(o, _)| o);
         let uid = owner.map(|o| graph.objects[o].uid.as_str()).unwrap_or(r.uid.as_str());
         top = Some(Workload {
-            kind: r.kind.clone(),
+            kind: r.kind.to_string(),
             name: r.name.clone(),
             namespace: namespace.into(),
             replicas: replicas(uid),
@@ -230,8 +230,8 @@ pub fn owners(graph: &Graph, found: &[owner_graph::Finding]) -> Vec<Finding> {
                 mechanism: Mechanism::Owners,
                 code: codes::owner(f.kind),
                 reason: serde_name(&f.kind),
-                namespace: o.namespace.clone(),
-                object_kind: o.kind.clone(),
+                namespace: o.namespace.as_deref().map(str::to_string),
+                object_kind: o.kind.to_string(),
                 detail: command("owners", &target, o.namespace.as_deref()),
                 object: target,
                 message: f.message.clone(),

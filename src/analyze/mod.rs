@@ -7,6 +7,7 @@ pub mod codes;
 pub mod field_watch;
 pub mod fields;
 pub mod fieldsv1;
+pub mod intern;
 pub mod lease;
 pub mod lease_report;
 pub mod lease_watch;

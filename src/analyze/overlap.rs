@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -27,11 +28,12 @@ pub struct Controller {
 
 #[derive(Debug, Clone)]
 pub struct PodMeta {
-    pub namespace: String,
+    /// Shared with the other pods of its namespace, as the controller's kind is.
+    pub namespace: Arc<str>,
     pub name: String,
     pub labels: LabelPairs,
     /// (kind, name, uid) of the pod's controller reference.
-    pub controller: Option<(String, String, String)>,
+    pub controller: Option<(Arc<str>, String, String)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
@@ -277,7 +279,7 @@ fn finding(
         // Two broad selectors can share thousands of pods: count them all, copy the names of
         // a few.
         if shared_pods.len() < SHARED_SAMPLE {
-            let owner = other.map(|(kind, name)| ObjRef { kind: kind.clone(), name: name.clone() });
+            let owner = other.map(|(kind, name)| ObjRef { kind: kind.to_string(), name: name.clone() });
             shared_pods.push(SharedPod { name: pod.name.clone(), owned_by, owner });
         }
     }
@@ -362,9 +364,9 @@ impl<'a> PodIndex<'a> {
         let mut idx = PodIndex { by_ns: HashMap::new(), by_pair: HashMap::new(), pods };
         for (i, p) in pods.iter().enumerate() {
             let i = i as PodIx;
-            idx.by_ns.entry(p.namespace.as_str()).or_default().push(i);
+            idx.by_ns.entry(&p.namespace).or_default().push(i);
             for (k, v) in p.labels.iter() {
-                idx.by_pair.entry((p.namespace.as_str(), k, v)).or_default().push(i);
+                idx.by_pair.entry((&p.namespace, k, v)).or_default().push(i);
             }
         }
         idx
@@ -584,7 +586,7 @@ pub mod tests {
                 })
                 .collect();
             let brute: Vec<PodIx> = (0..pods.len() as PodIx)
-                .filter(|&i| pods[i as usize].namespace == ns && c.selector.matches(&pods[i as usize].labels))
+                .filter(|&i| &*pods[i as usize].namespace == ns && c.selector.matches(&pods[i as usize].labels))
                 .collect();
             prop_assert_eq!(PodIndex::new(&pods).matching(&c), brute);
         }

@@ -5,6 +5,9 @@
 
 use std::collections::BTreeSet;
 use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::Arc;
+
+use super::intern::Interner;
 
 use hashbrown::hash_table::Entry;
 use hashbrown::{DefaultHashBuilder, Equivalent, HashMap as FastMap, HashTable};
@@ -17,9 +20,11 @@ use serde::{Deserialize, Serialize};
 pub struct Object {
     pub uid: String,
     /// group/version of the resource it was listed through ("v1" for the core group).
-    pub api_version: String,
-    pub kind: String,
-    pub namespace: Option<String>,
+    /// Shared (see [`crate::analyze::intern`]), as are the kind and namespace: at the
+    /// envelope a hundred thousand objects held their own copies of a few dozen strings.
+    pub api_version: Arc<str>,
+    pub kind: Arc<str>,
+    pub namespace: Option<Arc<str>>,
     pub name: String,
     pub owner_refs: Vec<OwnerRef>,
     pub created: Option<Timestamp>,
@@ -37,9 +42,9 @@ impl Object {
 #[serde(rename_all = "camelCase")]
 pub struct OwnerRef {
     #[serde(default)]
-    pub api_version: String,
+    pub api_version: Arc<str>,
     #[serde(default)]
-    pub kind: String,
+    pub kind: Arc<str>,
     #[serde(default)]
     pub name: String,
     #[serde(default)]
@@ -51,6 +56,12 @@ pub struct OwnerRef {
 }
 
 impl OwnerRef {
+    /// Points its kind and API version at `strings`' shared copies.
+    pub fn share_names(&mut self, strings: &mut Interner) {
+        self.api_version = strings.get(&self.api_version);
+        self.kind = strings.get(&self.kind);
+    }
+
     pub fn is_controller(&self) -> bool {
         self.controller == Some(true)
     }
@@ -213,7 +224,7 @@ impl Graph {
 
     /// How objects are ordered wherever order is shown: by namespace, kind and name. Indices
     /// follow the order the lists arrived in, which differs from run to run.
-    fn name_order(&self, i: usize) -> (&Option<String>, &str, &str, &str) {
+    fn name_order(&self, i: usize) -> (&Option<Arc<str>>, &str, &str, &str) {
         let o = &self.objects[i];
         (&o.namespace, &o.kind, &o.name, &o.uid)
     }
@@ -416,7 +427,7 @@ fn walk_from(
 
 fn order_key(graph: &Graph, n: usize) -> (&str, Option<&str>, &str) {
     let o = &graph.objects[n];
-    (o.kind.as_str(), o.namespace.as_deref(), o.name.as_str())
+    (&*o.kind, o.namespace.as_deref(), o.name.as_str())
 }
 
 /// Marks everything reachable from `start` through `next` within `depth` levels.
@@ -681,7 +692,7 @@ pub mod tests {
             uid: uid.into(),
             api_version: api_version.into(),
             kind: kind.into(),
-            namespace: ns.map(str::to_string),
+            namespace: ns.map(Arc::from),
             name: name.into(),
             owner_refs: owners
                 .iter()
@@ -1071,7 +1082,8 @@ pub mod tests {
                 .collect();
             let mut expected: HashMap<(String, String, Option<String>, String), usize> = HashMap::new();
             for (i, o) in objects.iter().enumerate() {
-                expected.insert((o.group().to_string(), o.kind.clone(), o.namespace.clone(), o.name.clone()), i);
+                let ns = o.namespace.as_deref().map(str::to_string);
+                expected.insert((o.group().to_string(), o.kind.to_string(), ns, o.name.clone()), i);
             }
             let g = Graph::build(objects, &coverage());
             for (k, ns, nm, wrong_group) in asks {

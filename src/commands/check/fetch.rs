@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use super::Plan;
 use super::whole;
 use crate::analyze::check::Unscheduled;
+use crate::analyze::intern::ListNames;
 use crate::analyze::lease::LeaseSnapshot;
 use crate::analyze::lease_report::CandidateSnapshot;
 use crate::analyze::overlap::{Controller, PodMeta};
@@ -279,7 +280,7 @@ fn absorb_lists(snap: &mut Snapshot, json: &Lists, meta: &Lists) {
 
 /// What the owner graph reads of an object's text (None: not what the API gives), and the
 /// census's digest of its managedFields when `census`.
-pub(super) fn graph_read(text: &str, r: &ApiResource, census: bool) -> (Option<Object>, Option<Digest>) {
+pub(super) fn graph_read(text: &str, names: &mut ListNames, census: bool) -> (Option<Object>, Option<Digest>) {
     match serde_json::from_str::<Whole>(text) {
         Ok(Item { metadata }) => {
             let digest = census
@@ -288,7 +289,7 @@ pub(super) fn graph_read(text: &str, r: &ApiResource, census: bool) -> (Option<O
                     Digest::from_managed_fields(namespace, name, metadata.managed_fields).ok()
                 })
                 .flatten();
-            (Some(metadata.into_object(r)), digest)
+            (Some(metadata.into_object(names)), digest)
         }
         // What the graph reads is not what the API gives: the census may still read it.
         Err(_) => (None, census.then(|| Digest::from_json(text).ok()).flatten()),
@@ -353,11 +354,13 @@ fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<R
         workload: plan.trace && kind != "PodDisruptionBudget",
     });
     let (mut objects, mut workloads) = (Vec::with_capacity(items.len()), Vec::new());
+    let mut names = ListNames::for_resource(r);
     for raw in items {
         let text = raw.get();
         part.marks.extend(marks_read(text, r, plan.marks_labels));
         if let (Some(kind), Some(wants)) = (overlap, wants) {
-            let read = whole::read(text, r, kind, wants).unwrap_or_else(|| whole::apart(text, r, kind, wants));
+            let read = whole::read(text, r, &mut names, kind, wants)
+                .unwrap_or_else(|| whole::apart(text, r, &mut names, kind, wants));
             part.digests.extend(read.digest);
             objects.extend(read.object);
             part.replicas.extend(read.replicas);
@@ -369,7 +372,7 @@ fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<R
             workloads.extend(read.workload);
             continue;
         }
-        let (object, digest) = graph_read(text, r, census);
+        let (object, digest) = graph_read(text, &mut names, census);
         objects.extend(object);
         part.digests.extend(digest);
         if leases {
@@ -388,6 +391,7 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
     let pods = is_pods(r);
     let n = items.len();
     let mut objects = Vec::with_capacity(n);
+    let mut names = ListNames::for_resource(r);
     let mut pod_metas = Vec::with_capacity(if pods && plan.overlaps { n } else { 0 });
     let mut workloads = Vec::with_capacity(if pods && plan.trace { n } else { 0 });
     for item in items {
@@ -412,13 +416,13 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
         }
         if pods && plan.overlaps {
             pod_metas.push(PodMeta {
-                namespace: namespace.clone().unwrap_or_default(),
+                namespace: names.namespace(namespace.as_deref()).unwrap_or_default(),
                 name: m.name.clone(),
                 labels,
-                controller: controller.map(|c| (c.kind.clone(), c.name.clone(), c.uid.clone())),
+                controller: controller.map(|c| (names.strings.get(&c.kind), c.name.clone(), c.uid.clone())),
             });
         }
-        objects.push(m.into_object(r));
+        objects.push(m.into_object(&mut names));
     }
     gather(&mut part.objects, objects);
     gather(&mut part.pods, pod_metas);

@@ -315,7 +315,7 @@ fn lease_part(snap: &fetch::Snapshot, graph: &Graph, now: Timestamp, part: &mut 
 }
 
 fn owner_part(snap: &fetch::Snapshot, graph: &Graph, stuck_after: i64, part: &mut Part) {
-    part.count_kinds(Mechanism::Owners, graph.objects.iter().map(|o| o.kind.as_str()));
+    part.count_kinds(Mechanism::Owners, graph.objects.iter().map(|o| &*o.kind));
     let everything: Vec<usize> = (0..graph.objects.len()).collect();
     let owner_findings = owner_graph::findings(graph, &everything, snap.server_time, stuck_after);
     part.add(check::owners(graph, &owner_findings));
@@ -335,8 +335,8 @@ fn fields_part(snap: &fetch::Snapshot, part: &mut Part) {
     let groups: BTreeMap<&str, &str> =
         crate::commands::fields::census::DEFAULT_KINDS.iter().map(|(group, _, _, kind)| (*kind, *group)).collect();
     part.add(check::fields(snap.census.contested.iter().map(|o| {
-        let group = groups.get(o.kind.as_str()).copied().unwrap_or("");
-        (o.kind.as_str(), group, o.namespace.as_str(), o.name.as_str(), o.contests.as_slice())
+        let group = groups.get(&*o.kind).copied().unwrap_or("");
+        (&*o.kind, group, o.namespace.as_str(), o.name.as_str(), o.contests.as_slice())
     })));
 }
 
@@ -372,7 +372,7 @@ fn stall_part(
     part: &mut Part,
 ) -> (TraceSnapshot, Vec<Stall>) {
     let forest = check::workload_snapshot(fetch::flatten(workloads));
-    part.count_kinds(Mechanism::Trace, forest.objects.iter().map(|o| o.kind.as_str()));
+    part.count_kinds(Mechanism::Trace, forest.objects.iter().map(|o| &*o.kind));
     let found = stalls(&forest, now, stall_after.as_secs() as i64)
         .into_iter()
         .filter(|s| check::keep_stall(&forest, s, &snap.unscheduled))

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::analyze::intern::{Interner, ListNames};
 use crate::analyze::overlap::Controller;
 use crate::analyze::owner_graph::{self, Object};
 use crate::analyze::resource_ref::ApiResource;
@@ -50,7 +51,7 @@ pub(super) struct Wants {
 
 /// Reads `text`, an item of a list of `r` that overlaps compares as `kind`; None when one of
 /// the reads it stands for would not take it.
-pub(super) fn read(text: &str, r: &ApiResource, kind: &str, wants: Wants) -> Option<Read> {
+pub(super) fn read(text: &str, r: &ApiResource, names: &mut ListNames, kind: &str, wants: Wants) -> Option<Read> {
     let whole: Whole = serde_json::from_str(text).ok()?;
     // overlaps' read rejects a null spec or status; trace's takes it (there, and empty).
     if (whole.spec.0 && whole.spec.1.is_none()) || (whole.status.0 && whole.status.1.is_none()) {
@@ -126,11 +127,11 @@ pub(super) fn read(text: &str, r: &ApiResource, kind: &str, wants: Wants) -> Opt
     });
     let object = Object {
         uid: m.uid,
-        api_version,
-        kind: r.kind.clone(),
-        namespace: Some(m.namespace).filter(|n| !n.is_empty()),
+        api_version: names.api_version.clone(),
+        kind: names.kind.clone(),
+        namespace: names.namespace(Some(&m.namespace)),
         name: m.name,
-        owner_refs: m.owner_references.into_iter().map(OwnerRef::into_graph).collect(),
+        owner_refs: m.owner_references.into_iter().map(|o| o.into_graph(&mut names.strings)).collect(),
         created: m.creation_timestamp,
         deleting_since: m.deletion_timestamp,
         finalizers: m.finalizers,
@@ -139,8 +140,8 @@ pub(super) fn read(text: &str, r: &ApiResource, kind: &str, wants: Wants) -> Opt
 }
 
 /// What [`read`] stands for: each analysis's own read of the text.
-pub(super) fn apart(text: &str, r: &ApiResource, kind: &str, wants: Wants) -> Read {
-    let (object, digest) = super::fetch::graph_read(text, r, wants.census);
+pub(super) fn apart(text: &str, r: &ApiResource, names: &mut ListNames, kind: &str, wants: Wants) -> Read {
+    let (object, digest) = super::fetch::graph_read(text, names, wants.census);
     let mut read = Read { object, digest, replicas: None, controller: None, workload: None };
     if (wants.controller || wants.replicas)
         && let Ok(obj) = serde_json::from_str::<overlaps::Object>(text)
@@ -220,10 +221,10 @@ struct OwnerRef {
 }
 
 impl OwnerRef {
-    fn into_graph(self) -> owner_graph::OwnerRef {
+    fn into_graph(self, strings: &mut Interner) -> owner_graph::OwnerRef {
         owner_graph::OwnerRef {
-            api_version: self.api_version,
-            kind: self.kind,
+            api_version: strings.get(&self.api_version),
+            kind: strings.get(&self.kind),
             name: self.name,
             uid: self.uid,
             controller: self.controller,
@@ -455,9 +456,9 @@ mod tests {
         #[test]
         fn one_pass_reads_what_each_read_does(object in controller(0), kind in kind(), wants in wants()) {
             let (text, r) = (object.to_string(), resource(kind));
-            let read = read(&text, &r, kind, wants);
+            let read = read(&text, &r, &mut ListNames::for_resource(&r), kind, wants);
             prop_assert!(read.is_some(), "{}", text);
-            prop_assert_eq!(format!("{:?}", read.unwrap()), format!("{:?}", apart(&text, &r, kind, wants)));
+            prop_assert_eq!(format!("{:?}", read.unwrap()), format!("{:?}", apart(&text, &r, &mut ListNames::for_resource(&r), kind, wants)));
         }
 
         /// With values of unexpected types, it reads the same or declines (and the caller then
@@ -465,14 +466,15 @@ mod tests {
         #[test]
         fn one_pass_reads_the_same_or_declines(object in controller(1), kind in kind()) {
             let (text, r) = (object.to_string(), resource(kind));
-            if let Some(read) = read(&text, &r, kind, ALL) {
-                prop_assert_eq!(format!("{:?}", read), format!("{:?}", apart(&text, &r, kind, ALL)));
+            if let Some(read) = read(&text, &r, &mut ListNames::for_resource(&r), kind, ALL) {
+                prop_assert_eq!(format!("{:?}", read), format!("{:?}", apart(&text, &r, &mut ListNames::for_resource(&r), kind, ALL)));
             }
         }
 
         #[test]
         fn any_text_never_panics(text in "\\PC{0,60}", kind in kind()) {
-            let _ = read(&text, &resource(kind), kind, ALL);
+            let r = resource(kind);
+            let _ = read(&text, &r, &mut ListNames::for_resource(&r), kind, ALL);
         }
     }
 
@@ -480,7 +482,7 @@ mod tests {
     fn declines_what_a_stricter_read_rejects() {
         let r = resource("Deployment");
         let base = json!({"metadata": {"name": "d", "namespace": "n", "uid": "u"}, "spec": {"replicas": 2}});
-        assert!(read(&base.to_string(), &r, "Deployment", ALL).is_some());
+        assert!(read(&base.to_string(), &r, &mut ListNames::for_resource(&r), "Deployment", ALL).is_some());
         for odd in [
             // overlaps' read: metadata required, a null spec rejected, replicas an i32, owner kinds required
             json!({"spec": {}}),
@@ -494,7 +496,7 @@ mod tests {
             json!({"metadata": {"name": "d", "finalizers": [1]}}),
         ] {
             let text = odd.to_string();
-            assert!(read(&text, &r, "Deployment", ALL).is_none(), "{text}");
+            assert!(read(&text, &r, &mut ListNames::for_resource(&r), "Deployment", ALL).is_none(), "{text}");
         }
     }
 
@@ -512,9 +514,9 @@ mod tests {
         })
         .to_string();
         let r = resource("Deployment");
-        let read = read(&text, &r, "Deployment", ALL).unwrap();
+        let read = read(&text, &r, &mut ListNames::for_resource(&r), "Deployment", ALL).unwrap();
         let object = read.object.as_ref().unwrap();
-        assert_eq!((object.kind.as_str(), object.owner_refs[0].uid.as_str()), ("Deployment", "o1"));
+        assert_eq!((&*object.kind, object.owner_refs[0].uid.as_str()), ("Deployment", "o1"));
         assert_eq!(read.replicas, Some(("u1".to_string(), 4)));
         let controller = read.controller.as_ref().unwrap().as_ref().unwrap();
         assert_eq!((controller.selector.to_string(), controller.owner_uid.as_deref()), ("app=web".into(), Some("o1")));
@@ -522,6 +524,9 @@ mod tests {
         assert_eq!((workload.generation, workload.observed_generation), (Some(3), Some(2)));
         assert_eq!(workload.writes[0].manager, "gitops");
         assert!(read.digest.is_some());
-        assert_eq!(format!("{read:?}"), format!("{:?}", apart(&text, &r, "Deployment", ALL)));
+        assert_eq!(
+            format!("{read:?}"),
+            format!("{:?}", apart(&text, &r, &mut ListNames::for_resource(&r), "Deployment", ALL))
+        );
     }
 }

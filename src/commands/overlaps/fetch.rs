@@ -8,9 +8,10 @@ use futures::future::join_all;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::analyze::intern::Interner;
 use crate::analyze::overlap::{Controller, PodMeta};
 use crate::analyze::selector::{LabelPairs, Selector};
-use crate::connect::list::encode;
+use crate::connect::list::{Pages, encode, gather};
 use crate::connect::{Accept, Session, Skipped};
 
 /// (group/version, plural, kind) of every kind whose selectors are compared.
@@ -155,9 +156,21 @@ pub async fn snapshot(session: &Session, selector: Option<&str>) -> anyhow::Resu
             (*plural, *kind, listed)
         }
     });
+    // Pods are made PodMetas page by page as they arrive, each page's decoded objects freed
+    // as it is done, rather than all of them held until the last page.
+    let to_pods = |pages: &mut Pages<PodMeta>, items: Vec<Object>| {
+        let mut names = Interner::default();
+        gather(pages, items.into_iter().map(|p| pod_meta(p, &mut names)).collect());
+    };
     let (lists, pods) = futures::join!(
         join_all(lists),
-        session.list_scoped::<Object>(session.scope(), |ns| collection("v1", "pods", ns), "", Accept::MetadataList)
+        session.list_scoped_digested(
+            session.scope(),
+            |ns| collection("v1", "pods", ns),
+            "",
+            Accept::MetadataList,
+            to_pods
+        )
     );
     let mut snap = Snapshot {
         controllers: Vec::new(),
@@ -187,21 +200,23 @@ pub async fn snapshot(session: &Session, selector: Option<&str>) -> anyhow::Resu
         Ok((listed, fallback)) => {
             snap.skipped.extend(fallback.map(|f| f.note("pods")));
             snap.server_time = snap.server_time.or(listed.server_time);
-            snap.pods = listed
-                .items
-                .into_iter()
-                .map(|p| PodMeta {
-                    controller: controller_ref(&p.metadata),
-                    namespace: p.metadata.namespace,
-                    name: p.metadata.name,
-                    labels: p.metadata.labels,
-                })
-                .collect()
+            snap.pods = listed.flattened().items;
         }
         Err(e) if e.forbidden() => snap.skipped.push(Skipped::new("pods", None, "forbidden (no live evidence)")),
         Err(e) => return Err(e.into()),
     }
     Ok(snap)
+}
+
+fn pod_meta(pod: Object, names: &mut Interner) -> PodMeta {
+    let m = pod.metadata;
+    let controller = m.owner_references.into_iter().find(|r| r.controller == Some(true));
+    PodMeta {
+        namespace: names.get(&m.namespace),
+        name: m.name,
+        labels: m.labels,
+        controller: controller.map(|r| (names.get(&r.kind), r.name, r.uid)),
+    }
 }
 
 fn controller_ref(meta: &Meta) -> Option<(String, String, String)> {

@@ -13,6 +13,7 @@ use serde::de::DeserializeOwned;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
+use crate::analyze::intern::ListNames;
 use crate::analyze::object_status::{Health, status};
 use crate::analyze::owner_graph::{Coverage, Graph, KindMap, KindRef, Listed, Object, OwnerRef};
 use crate::analyze::resource_ref::ApiResource;
@@ -93,16 +94,19 @@ impl<L, A, M> Meta<L, A, M> {
 
     /// The owner graph's node; what it does not keep (labels, annotations, managedFields) is
     /// dropped, so take those first.
-    pub fn into_object(mut self, r: &ApiResource) -> Object {
+    pub fn into_object(mut self, names: &mut ListNames) -> Object {
         // A decoded Vec of one reference holds four (Rust's smallest capacity for items of
         // this size): 312 bytes unused on nearly every pod and ReplicaSet.
         self.owner_references.shrink_to_fit();
         self.finalizers.shrink_to_fit();
+        for r in &mut self.owner_references {
+            r.share_names(&mut names.strings);
+        }
         Object {
             uid: self.uid,
-            api_version: r.group_version(),
-            kind: r.kind.clone(),
-            namespace: self.namespace.filter(|n| !n.is_empty()),
+            api_version: names.api_version.clone(),
+            kind: names.kind.clone(),
+            namespace: names.namespace(self.namespace.as_deref()),
             name: self.name,
             owner_refs: self.owner_references,
             created: self.creation_timestamp,
@@ -269,7 +273,8 @@ pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> 
     let progress = Progress::new(types.len());
     // Page by page, moved once at the end (see [`Pages`]).
     let to_objects = |pages: &mut Pages<Object>, r: &ApiResource, items: Vec<Item>| {
-        gather(pages, items.into_iter().map(|i| i.metadata.into_object(r)).collect());
+        let mut names = ListNames::for_resource(r);
+        gather(pages, items.into_iter().map(|i| i.metadata.into_object(&mut names)).collect());
     };
     let mut pages = Vec::new();
     let absorb = |_: &ApiResource, part: Pages<Object>| pages.extend(part);
@@ -312,14 +317,14 @@ pub async fn full_objects(
     let mut groups: BTreeMap<(&str, &str, Option<&str>), Vec<usize>> = BTreeMap::new();
     for &n in nodes {
         let o = &graph.objects[n];
-        if !metadata_only_kinds && METADATA_ONLY_KINDS.contains(&(o.group(), o.kind.as_str())) {
+        if !metadata_only_kinds && METADATA_ONLY_KINDS.contains(&(o.group(), &*o.kind)) {
             continue;
         }
-        groups.entry((o.group(), o.kind.as_str(), o.namespace.as_deref())).or_default().push(n);
+        groups.entry((o.group(), &*o.kind, o.namespace.as_deref())).or_default().push(n);
     }
     let mut counts: HashMap<(&str, &str, Option<&str>), usize> = HashMap::new();
     for o in &graph.objects {
-        *counts.entry((o.group(), o.kind.as_str(), o.namespace.as_deref())).or_default() += 1;
+        *counts.entry((o.group(), &*o.kind, o.namespace.as_deref())).or_default() += 1;
     }
     let mut jobs: Vec<(String, Vec<usize>, bool)> = Vec::new();
     for (key @ (group, kind, ns), members) in groups {

@@ -353,7 +353,7 @@ fn list(graph: &Graph, nodes: &[usize]) -> String {
     }
     let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
     for &n in nodes {
-        *by_kind.entry(graph.objects[n].kind.as_str()).or_default() += 1;
+        *by_kind.entry(&*graph.objects[n].kind).or_default() += 1;
     }
     by_kind.into_iter().map(|(k, c)| format!("{c} {k}")).collect::<Vec<_>>().join(", ")
 }

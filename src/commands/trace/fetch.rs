@@ -67,8 +67,10 @@ pub async fn subtree(
         tree(&graph, root, Walk { up: false, down: true, depth: None }).into_iter().filter(|r| !r.repeat).collect();
     let nodes: BTreeSet<usize> = rows.iter().map(|r| r.node).collect();
     // Full objects, their Events and the control-plane leases: independent, so side by side.
-    let wanted: Vec<(String, Option<String>)> =
-        nodes.iter().map(|&n| (graph.objects[n].uid.clone(), graph.objects[n].namespace.clone())).collect();
+    let wanted: Vec<(String, Option<String>)> = nodes
+        .iter()
+        .map(|&n| (graph.objects[n].uid.clone(), graph.objects[n].namespace.as_deref().map(str::to_string)))
+        .collect();
     let control_plane = [LeaseKey::control_plane("kube-controller-manager"), LeaseKey::control_plane("kube-scheduler")];
     let (mut full, events, leases) = futures::join!(
         // Secrets and ConfigMaps too, as metadata (all Conn reads of them): their
@@ -117,9 +119,9 @@ pub async fn subtree(
 fn from_metadata(o: &Object) -> TraceObject {
     TraceObject {
         uid: o.uid.clone(),
-        api_version: o.api_version.clone(),
-        kind: o.kind.clone(),
-        namespace: o.namespace.clone(),
+        api_version: o.api_version.to_string(),
+        kind: o.kind.to_string(),
+        namespace: o.namespace.as_deref().map(str::to_string),
         name: o.name.clone(),
         controller_uid: o.owner_refs.iter().find(|r| r.is_controller()).map(|r| r.uid.clone()),
         created: o.created,
