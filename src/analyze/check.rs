@@ -399,9 +399,9 @@ impl Unscheduled {
 
 /// The stalls `check` can stand behind without each pod's spec and status: controller
 /// stalls, and unscheduled pods only where the list of unscheduled pods names them.
-pub fn keep_stall(snap: &TraceSnapshot, stall: &Stall, unscheduled: &Unscheduled) -> bool {
-    match stall.kind {
-        StallKind::Unscheduled => unscheduled.contains(&snap.objects[stall.object]),
+pub fn keep_stall(object: &TraceObject, kind: StallKind, unscheduled: &Unscheduled) -> bool {
+    match kind {
+        StallKind::Unscheduled => unscheduled.contains(object),
         StallKind::NotStarted => false,
         _ => true,
     }

@@ -154,6 +154,18 @@ fn latest_event(snap: &TraceSnapshot, i: usize, reasons: &[&str]) -> Option<Time
 /// Every stall in the subtree at the server's `now`: work asked for longer than
 /// `after_secs` ago that the responsible controller has not done.
 pub fn stalls(snap: &TraceSnapshot, now: Timestamp, after_secs: i64) -> Vec<Stall> {
+    stalls_kept(snap, now, after_secs, |_, _| true)
+}
+
+/// [`stalls`], only those `keep` takes, decided before each is made: `check` reads pods as
+/// metadata, where every pod looks unscheduled, and keeps only those the API lists without a
+/// node; made first and filtered after, the envelope's 150,000 pods were as many stalls.
+pub fn stalls_kept(
+    snap: &TraceSnapshot,
+    now: Timestamp,
+    after_secs: i64,
+    keep: impl Fn(&TraceObject, StallKind) -> bool,
+) -> Vec<Stall> {
     let mut out = Vec::new();
     // Live pods under each object, counted in one pass: `check` hands over every pod in scope.
     let mut live_pods = vec![0i64; snap.objects.len()];
@@ -177,6 +189,9 @@ pub fn stalls(snap: &TraceSnapshot, now: Timestamp, after_secs: i64) -> Vec<Stal
         // Overdue by a known time: Some(Some(secs)); of unknown age: Some(None).
         let overdue_spec = || if spec_time_unknown { Some(None) } else { overdue(spec_at).map(Some) };
         let mut push = |kind, what: String, since: Option<Timestamp>, stalled, responsible, evidence| {
+            if !keep(o, kind) {
+                return;
+            }
             out.push(Stall {
                 object: i,
                 kind,
@@ -492,6 +507,20 @@ mod tests {
         );
         // The ReplicaSet has its one pod: no replica stall.
         assert!(found.iter().all(|s| s.kind != StallKind::ReplicasShort));
+    }
+
+    /// What `keep` refuses is never made; the rest is what `stalls` finds.
+    #[test]
+    fn kept_stalls_are_the_others_minus_the_refused() {
+        let snap = rollout();
+        let now = ts("2026-01-01T10:03:00Z");
+        let all = stalls(&snap, now, 30);
+        assert!(all.iter().any(|s| s.kind == StallKind::Unscheduled), "{all:?}");
+        assert_eq!(stalls_kept(&snap, now, 30, |_, _| true), all);
+        assert!(stalls_kept(&snap, now, 30, |_, kind| kind != StallKind::Unscheduled).is_empty());
+        let by_name = stalls_kept(&snap, now, 30, |o, _| o.name != "web-1-a");
+        let expected: Vec<Stall> = all.into_iter().filter(|s| snap.objects[s.object].name != "web-1-a").collect();
+        assert_eq!(by_name, expected);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::analyze::overlap::{self, Options};
 use crate::analyze::owner_graph::{self, Graph};
 use crate::analyze::sequence::{TraceObject, TraceSnapshot};
 use crate::analyze::silence::{Accepted, Rules};
-use crate::analyze::stall::{LeaseKey, LeaseLookup, LeaseVerdict, Stall, judge, lease_for_manager, stalls};
+use crate::analyze::stall::{LeaseKey, LeaseLookup, LeaseVerdict, Stall, judge, lease_for_manager, stalls_kept};
 use crate::cli::{ConnectionArgs, FleetArgs, OutputFormat};
 use crate::commands::fleet::{self, Rendered};
 use crate::commands::owners::fetch::{Scope, Skipped};
@@ -373,10 +373,8 @@ fn stall_part(
 ) -> (TraceSnapshot, Vec<Stall>) {
     let forest = check::workload_snapshot(fetch::flatten(workloads));
     part.count_kinds(Mechanism::Trace, forest.objects.iter().map(|o| &*o.kind));
-    let found = stalls(&forest, now, stall_after.as_secs() as i64)
-        .into_iter()
-        .filter(|s| check::keep_stall(&forest, s, &snap.unscheduled))
-        .collect();
+    let keep = |o: &TraceObject, kind| check::keep_stall(o, kind, &snap.unscheduled);
+    let found = stalls_kept(&forest, now, stall_after.as_secs() as i64, keep);
     (forest, found)
 }
 
