@@ -172,6 +172,21 @@ beside() {
 
 rows=()
 bounds=()
+# objects_in_scope ARGS...: the objects in the namespace a command's ARGS name (or in all of
+# them), the denominator of the per-object figures; empty when not counted (the envelope's
+# one-object rows).
+objects_in_scope() {
+  [[ " $* " == *" -n bench-s "* ]] && { echo "${count_s:-}"; return; }
+  [[ " $* " == *" -n bench-l "* ]] && { echo "${count_l:-}"; return; }
+  [[ " $* " == *" -A "* ]] && { echo "${count_all:-}"; return; }
+  [[ " $* " == *" -n "* ]] && { echo ""; return; }
+  echo "${count_all:-}"
+}
+# per_object KB OBJECTS: peak RSS per object in scope, in bytes; "-" when not counted.
+per_object() {
+  [[ -n $2 && $2 -gt 0 ]] || { echo "-"; return; }
+  awk -v k="$1" -v n="$2" 'BEGIN { printf "%.0f", k * 1024 / n }'
+}
 # bench LABEL SCOPE PEER_LABEL PEER_CMD|- -- COORD_ARGS...
 bench() {
   local label=$1 scope=$2 peer_label=$3 peer=$4; shift 5
@@ -206,6 +221,8 @@ bench() {
   local ours floor rss requests
   ours=$(median "$work/ours" 1); floor=$(median "$work/floor" 1); rss=$(median "$work/ours" 2)
   requests=$(grep -c '^GET' "$trace")
+  local read per_rss
+  read=$(objects_in_scope "$@"); per_rss=$(per_object "$rss" "$read")
   local peer_s="-" peer_rss="-" peer_ratio="-"
   if [[ $peer != - ]]; then
     : > "$work/peer"
@@ -221,17 +238,14 @@ bench() {
     : > "$work/h1"
     for ((i = 0; i < runs; i++)); do KUBECTL_COORD_HTTP1=1 time_runs "$work/h1" 1 "$coord" "$@"; done
     h1=$(median "$work/h1" 1)
-    rows+=("| \`kubectl coord $*\` | $scope | $requests | $bytes | $ours | $h1 | $floor | $(ratio "$ours" "$floor") | $(mb "$rss") | $peer_label | $peer_s | $peer_ratio |")
+    rows+=("| \`kubectl coord $*\` | $scope | $requests | $bytes | $ours | $h1 | $floor | $(ratio "$ours" "$floor") | $(mb "$rss") | $per_rss | $peer_label | $peer_s | $peer_ratio |")
   else
-    rows+=("| \`kubectl coord $*\` | $scope | $requests | $ours | $floor | $(ratio "$ours" "$floor") | $(mb "$rss") | $peer_label | $peer_s | $peer_ratio | $peer_rss |")
+    rows+=("| \`kubectl coord $*\` | $scope | $requests | $ours | $floor | $(ratio "$ours" "$floor") | $(mb "$rss") | $per_rss | $peer_label | $peer_s | $peer_ratio | $peer_rss |")
   fi
   if $bound; then
     local cpu near
     cpu=$(median "$work/ours" 3); near=$(median "$work/beside" 1)
     # CPU time per object read, the tracked figure: objects in the namespace (or in all of them).
-    local read=$count_all
-    [[ " $* " == *" -n bench-s "* ]] && read=$count_s
-    [[ " $* " == *" -n bench-l "* ]] && read=$count_l
     local per
     per=$(awk -v c="$cpu" -v n="$read" 'BEGIN { printf "%.1f", c * 1e6 / n }')
     bounds+=("| \`kubectl coord $*\` | $ours | $cpu | $read | $per | $floor | $near | $(ratio "$near" "$floor") | $(ratio "$ours" "$near") |")
@@ -330,8 +344,8 @@ if [[ $link == wan ]]; then
     echo
     echo "**Target**: every command within 1.2x of its floor over this link (ratio = ours / floor)."
     echo
-    echo "| command | scope | requests | MB | ours (s) | ours, HTTP/1.1 (s) | floor (s) | ratio | our peak RSS (MB) | peer | peer (s) | peer ratio |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| command | scope | requests | MB | ours (s) | ours, HTTP/1.1 (s) | floor (s) | ratio | our peak RSS (MB) | bytes per object | peer | peer (s) | peer ratio |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${rows[@]}"
     echo
     # The ratio is the 9th field of a row split on '|' (the first field is empty).
@@ -374,10 +388,11 @@ awk '/^## The scalability envelope/ { p = 1 } p' "$out" > "$work/envelope-kept.m
   echo "lists and single GETs 8 at a time, with no regard for which request the command needed an"
   echo "answer to before it could ask the next. **ratio** = ours / floor. **peer ratio** = peer /"
   echo "ours (above 1: we are faster). Wall time and peak RSS per run: scripts/timeit.py (monotonic"
-  echo "clock, the child's own rusage)."
+  echo "clock, the child's own rusage). **bytes per object**: our peak RSS over the objects in"
+  echo "scope (every namespaced type in the namespace, or in all of them), tracked at every size."
   echo
-  echo "| command | scope | requests | ours (s) | floor (s) | ratio | our peak RSS (MB) | peer | peer (s) | peer ratio | peer peak RSS (MB) |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| command | scope | requests | ours (s) | floor (s) | ratio | our peak RSS (MB) | bytes per object | peer | peer (s) | peer ratio | peer peak RSS (MB) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
   echo "\`kubectl coord --help\`: median $help_ms ms over 50 runs."
