@@ -392,7 +392,7 @@ impl Unscheduled {
     pub fn contains(&self, pod: &TraceObject) -> bool {
         match &self.namespace {
             None => self.keys.contains(&pod.uid),
-            Some(ns) => pod.namespace.as_ref() == Some(ns) && self.keys.contains(&pod.name),
+            Some(ns) => pod.namespace.as_deref() == Some(ns.as_str()) && self.keys.contains(&pod.name),
         }
     }
 }
@@ -440,8 +440,8 @@ fn stall_finding(o: &TraceObject, stall: &Stall, verdict: Option<&LeaseVerdict>,
         mechanism: Mechanism::Trace,
         code: codes::stall(stall.kind),
         reason: serde_name(&stall.kind),
-        namespace: o.namespace.clone(),
-        object_kind: o.kind.clone(),
+        namespace: o.namespace.as_deref().map(str::to_string),
+        object_kind: o.kind.to_string(),
         detail: command("trace", &target, o.namespace.as_deref()),
         object: target,
         message,

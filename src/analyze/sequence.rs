@@ -9,6 +9,8 @@
 //! way. Events carry eventTime (microseconds) when the emitter used events.k8s.io,
 //! otherwise whole-second first/last timestamps; they are rate-limited and expire.
 
+use std::sync::Arc;
+
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
@@ -55,10 +57,12 @@ pub struct Condition {
 #[serde(rename_all = "camelCase")]
 pub struct TraceObject {
     pub uid: String,
-    pub api_version: String,
-    pub kind: String,
+    // Shared, as the kind and namespace are (see crate::analyze::intern): `check` holds one
+    // of these for every pod in scope.
+    pub api_version: Arc<str>,
+    pub kind: Arc<str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
+    pub namespace: Option<Arc<str>>,
     pub name: String,
     /// uid of the controller ownerReference, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -203,9 +207,9 @@ pub fn object_from_json(v: &Value) -> TraceObject {
     let nonempty = |s: String| (!s.is_empty()).then_some(s);
     TraceObject {
         uid: str_at(v, "/metadata/uid"),
-        api_version: str_at(v, "/apiVersion"),
-        kind,
-        namespace: nonempty(str_at(v, "/metadata/namespace")),
+        api_version: str_at(v, "/apiVersion").into(),
+        kind: kind.into(),
+        namespace: nonempty(str_at(v, "/metadata/namespace")).map(Arc::from),
         name: str_at(v, "/metadata/name"),
         controller_uid,
         created: time_at(v, "/metadata/creationTimestamp"),

@@ -5,6 +5,7 @@
 //! an unexpected type) goes the `Value` way instead.
 
 use std::fmt;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde::Deserialize;
@@ -219,9 +220,9 @@ impl Object {
         .filter(|_| spec_present);
         TraceObject {
             uid: m.uid,
-            api_version,
-            kind,
-            namespace: nonempty(Some(m.namespace)),
+            api_version: api_version.into(),
+            kind: kind.into(),
+            namespace: nonempty(Some(m.namespace)).map(Arc::from),
             name: m.name,
             controller_uid: m
                 .owner_references
@@ -407,13 +408,13 @@ mod tests {
         // when the type was set only after reading it.
         let item = json!({"metadata": {"name": "short", "uid": "u"}, "spec": {"replicas": 3}});
         let o = list_item_from_text(&item.to_string(), "apps/v1", "ReplicaSet");
-        assert_eq!((o.api_version.as_str(), o.kind.as_str(), o.desired), ("apps/v1", "ReplicaSet", Some(3)));
+        assert_eq!((&*o.api_version, &*o.kind, o.desired), ("apps/v1", "ReplicaSet", Some(3)));
         assert_eq!(object_from_text(&item.to_string()).desired, None, "untyped, nothing is asked for");
         // The Value way (a field of an unexpected type) reads it the same.
         let odd = json!({"metadata": {"name": "short", "uid": "u", "generation": "x"}, "spec": {"replicas": 2}});
         assert!(serde_json::from_str::<Object>(&odd.to_string()).is_err());
         let o = list_item_from_text(&odd.to_string(), "apps/v1", "StatefulSet");
-        assert_eq!((o.kind.as_str(), o.desired), ("StatefulSet", Some(2)));
+        assert_eq!((&*o.kind, o.desired), ("StatefulSet", Some(2)));
         // A list's type wins over whatever an item says.
         let typed = json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "spec": {}});
         assert_eq!(list_item_from_text(&typed.to_string(), "v1", "ReplicationController").desired, Some(1));

@@ -96,7 +96,7 @@ fn kcm_lease() -> LeaseKey {
 
 /// Who should act on `o`'s spec: a built-in controller, else the manager that writes its status.
 pub fn responsible_for(o: &TraceObject) -> Option<Responsible> {
-    if let Some((_, _, name)) = KCM_CONTROLLERS.iter().find(|(g, k, _)| *g == o.group() && *k == o.kind) {
+    if let Some((_, _, name)) = KCM_CONTROLLERS.iter().find(|(g, k, _)| *g == o.group() && *k == &*o.kind) {
         return Some(Responsible {
             controller: name.to_string(),
             runs_in: Some("kube-controller-manager".into()),
@@ -172,7 +172,7 @@ pub fn stalls_kept(
     for (c, parent) in snap.parent.iter().enumerate() {
         let o = &snap.objects[c];
         if let Some(p) = parent
-            && o.kind == "Pod"
+            && &*o.kind == "Pod"
             && o.deleting.is_none()
         {
             live_pods[*p] += 1;
@@ -208,7 +208,7 @@ pub fn stalls_kept(
         let observed = match (o.observed_generation, o.has_status) {
             (Some(seen), _) => Some(seen),
             // A built-in workload whose status was never written has observed nothing.
-            (None, true) if REPORTS_OBSERVED_GENERATION.contains(&o.kind.as_str()) => Some(0),
+            (None, true) if REPORTS_OBSERVED_GENERATION.contains(&&*o.kind) => Some(0),
             _ => None,
         };
         if let (Some(g), Some(seen)) = (o.generation, observed)
@@ -255,7 +255,7 @@ pub fn stalls_kept(
             }
         }
 
-        if o.kind == "Pod" && o.group().is_empty() && matches!(o.phase.as_deref(), Some("Pending") | None) {
+        if &*o.kind == "Pod" && o.group().is_empty() && matches!(o.phase.as_deref(), Some("Pending") | None) {
             match &o.node_name {
                 None => {
                     if let Some(stalled) = overdue(o.created) {

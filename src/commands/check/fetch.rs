@@ -404,9 +404,9 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
         if pods && plan.trace {
             workloads.push(TraceObject {
                 uid: m.uid.clone(),
-                api_version: "v1".into(),
-                kind: "Pod".into(),
-                namespace: namespace.clone(),
+                api_version: names.api_version.clone(),
+                kind: names.kind.clone(),
+                namespace: names.namespace(namespace.as_deref()),
                 name: m.name.clone(),
                 controller_uid: controller.map(|c| c.uid.clone()),
                 created: m.creation_timestamp,

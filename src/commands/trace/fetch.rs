@@ -119,9 +119,9 @@ pub async fn subtree(
 fn from_metadata(o: &Object) -> TraceObject {
     TraceObject {
         uid: o.uid.clone(),
-        api_version: o.api_version.to_string(),
-        kind: o.kind.to_string(),
-        namespace: o.namespace.as_deref().map(str::to_string),
+        api_version: o.api_version.clone(),
+        kind: o.kind.clone(),
+        namespace: o.namespace.clone(),
         name: o.name.clone(),
         controller_uid: o.owner_refs.iter().find(|r| r.is_controller()).map(|r| r.uid.clone()),
         created: o.created,
@@ -227,7 +227,7 @@ pub fn watched_kinds(snap: &TraceSnapshot, resources: &[ApiResource]) -> Vec<Api
     ];
     let mut wanted: BTreeSet<(String, String)> = BTreeSet::new();
     let mut frontier: Vec<(String, String)> =
-        snap.objects.iter().map(|o| (o.group().to_string(), o.kind.clone())).collect();
+        snap.objects.iter().map(|o| (o.group().to_string(), o.kind.to_string())).collect();
     while let Some(k) = frontier.pop() {
         if !wanted.insert(k.clone()) {
             continue;

@@ -291,8 +291,8 @@ fn take(
     // Metadata-only items say PartialObjectMetadata: the collection says what they are.
     let r = &kinds[source];
     let mut o = object_from_json(item);
-    o.api_version = r.group_version();
-    o.kind = r.kind.clone();
+    o.api_version = r.group_version().into();
+    o.kind = r.kind.as_str().into();
     tracker.observe(&o, at)
 }
 
