@@ -8,8 +8,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
+
+use super::intern::Interner;
 
 pub type Labels = BTreeMap<String, String>;
 
@@ -27,29 +30,38 @@ impl LabelSet for Labels {
 /// A pod's labels as pairs sorted by key: one allocation for the few labels a pod has, where a
 /// [`Labels`] map takes a B-tree node of about 550 bytes. Tens of thousands of pods are held at
 /// once, and the nodes' allocation and page faults were the larger part of decoding their labels.
+/// The strings can be shared with other pods' ([`LabelPairs::share`]): the pods of one
+/// ReplicaSet carry the same labels.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LabelPairs(Box<[(String, String)]>);
+pub struct LabelPairs(Box<[(Arc<str>, Arc<str>)]>);
 
 impl LabelPairs {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+        self.0.iter().map(|(k, v)| (&**k, &**v))
+    }
+
+    /// Points every key and value at `strings`' shared copy.
+    pub fn share(&mut self, strings: &mut Interner) {
+        for (k, v) in self.0.iter_mut() {
+            *k = strings.get(k);
+            *v = strings.get(v);
+        }
     }
 }
 
 impl LabelSet for LabelPairs {
     fn value(&self, key: &str) -> Option<&str> {
-        let i = self.0.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok()?;
-        Some(self.0[i].1.as_str())
+        let i = self.0.binary_search_by(|(k, _)| (**k).cmp(key)).ok()?;
+        Some(&self.0[i].1)
     }
 }
 
-/// A key given twice keeps its last value, as a map does.
-impl FromIterator<(String, String)> for LabelPairs {
-    fn from_iter<I: IntoIterator<Item = (String, String)>>(pairs: I) -> LabelPairs {
-        let mut pairs: Vec<(String, String)> = pairs.into_iter().collect();
+impl LabelPairs {
+    /// Sorted by key; a key given twice keeps its last value, as a map does.
+    fn sorted(mut pairs: Vec<(Arc<str>, Arc<str>)>) -> LabelPairs {
         // Stable, so that of equal keys the last given stays last and is the one kept.
         pairs.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut kept: Vec<(String, String)> = Vec::with_capacity(pairs.len());
+        let mut kept: Vec<(Arc<str>, Arc<str>)> = Vec::with_capacity(pairs.len());
         for pair in pairs {
             match kept.last_mut() {
                 Some(last) if last.0 == pair.0 => *last = pair,
@@ -57,6 +69,31 @@ impl FromIterator<(String, String)> for LabelPairs {
             }
         }
         LabelPairs(kept.into_boxed_slice())
+    }
+}
+
+impl FromIterator<(String, String)> for LabelPairs {
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(pairs: I) -> LabelPairs {
+        LabelPairs::sorted(pairs.into_iter().map(|(k, v)| (Arc::from(k), Arc::from(v))).collect())
+    }
+}
+
+/// A string decoded straight into an `Arc<str>`, without a `String` first.
+struct SharedText(Arc<str>);
+
+impl<'de> serde::Deserialize<'de> for SharedText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SharedText, D::Error> {
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = SharedText;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SharedText, E> {
+                Ok(SharedText(Arc::from(text)))
+            }
+        }
+        d.deserialize_str(Text)
     }
 }
 
@@ -70,10 +107,10 @@ impl<'de> serde::Deserialize<'de> for LabelPairs {
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<LabelPairs, A::Error> {
                 let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
-                while let Some(pair) = map.next_entry::<String, String>()? {
-                    pairs.push(pair);
+                while let Some((k, v)) = map.next_entry::<SharedText, SharedText>()? {
+                    pairs.push((k.0, v.0));
                 }
-                Ok(pairs.into_iter().collect())
+                Ok(LabelPairs::sorted(pairs))
             }
         }
         d.deserialize_map(Pairs)
@@ -444,14 +481,30 @@ mod tests {
 
     #[test]
     fn label_pairs_decode_as_the_map_does() {
-        let text = r#"{"b": "1", "a": "2", "b": "3", "c": ""}"#;
+        let text = r#"{"b": "1", "a": "2", "b": "3", "c": "", "d\u00e9": "x\"y"}"#;
         let pairs: LabelPairs = serde_json::from_str(text).unwrap();
         let map: Labels = serde_json::from_str(text).unwrap();
         assert!(pairs.iter().eq(map.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
         assert_eq!((pairs.value("b"), pairs.value("c"), pairs.value("d")), (Some("3"), Some(""), None));
+        assert_eq!(pairs.value("dé"), Some("x\"y"), "escaped text decodes");
         for bad in [r#"{"a": 1}"#, "null", r#"["a"]"#] {
             assert!(serde_json::from_str::<LabelPairs>(bad).is_err() && serde_json::from_str::<Labels>(bad).is_err());
         }
+    }
+
+    /// Shared, the labels of two pods are the same strings, and read the same.
+    #[test]
+    fn shared_labels_point_at_one_copy() {
+        let mut strings = Interner::default();
+        let text = r#"{"app": "web", "tier": "fe"}"#;
+        let (mut a, mut b): (LabelPairs, LabelPairs) =
+            (serde_json::from_str(text).unwrap(), serde_json::from_str(text).unwrap());
+        let before = a.clone();
+        a.share(&mut strings);
+        b.share(&mut strings);
+        assert_eq!(a, before);
+        assert!(a.0.iter().zip(b.0.iter()).all(|(x, y)| Arc::ptr_eq(&x.0, &y.0) && Arc::ptr_eq(&x.1, &y.1)));
+        assert_eq!(strings.len(), 4);
     }
 
     #[test]

@@ -396,7 +396,10 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
     let mut workloads = Vec::with_capacity(if pods && plan.trace { n } else { 0 });
     for item in items {
         let mut m = item.metadata;
-        let labels = std::mem::take(&mut m.labels);
+        let mut labels = std::mem::take(&mut m.labels);
+        if pods && plan.overlaps {
+            labels.share(&mut names.strings);
+        }
         let namespace = m.namespace();
         let kept_labels = plan.marks_labels.then(|| labels.clone());
         part.marks.extend(mark(r, namespace.clone(), &m.name, std::mem::take(&mut m.annotations), kept_labels));

@@ -209,8 +209,9 @@ pub async fn snapshot(session: &Session, selector: Option<&str>) -> anyhow::Resu
 }
 
 fn pod_meta(pod: Object, names: &mut Interner) -> PodMeta {
-    let m = pod.metadata;
+    let mut m = pod.metadata;
     let controller = m.owner_references.into_iter().find(|r| r.controller == Some(true));
+    m.labels.share(names);
     PodMeta {
         namespace: names.get(&m.namespace),
         name: m.name,
