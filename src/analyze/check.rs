@@ -271,14 +271,14 @@ pub fn overlaps(a: &Analysis) -> Vec<Finding> {
                 mechanism: Mechanism::Overlaps,
                 code: codes::SELECTORS_OVERLAP,
                 reason: "selectors-overlap".into(),
-                namespace: Some(f.namespace.clone()),
-                object_kind: f.a.kind.clone(),
-                object: type_name(&f.a.kind, overlap_group(&f.a.kind), &f.a.name),
+                namespace: Some(f.namespace.to_string()),
+                object_kind: f.a.kind.to_string(),
+                object: type_name(f.a.kind, overlap_group(f.a.kind), f.a.name),
                 message: format!(
                     "selector {} overlaps {} {} ({}), both select {witness}{shared}{hazard}",
                     f.selector_a, f.b.kind, f.b.name, f.selector_b
                 ),
-                detail: command("overlaps", "", Some(&f.namespace)),
+                detail: command("overlaps", "", Some(f.namespace)),
             }
         })
         .collect();

@@ -43,21 +43,24 @@ pub enum Severity {
     Error,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+// The findings borrow their names from the snapshot: a tier-wide budget overlaps every
+// per-app budget, tens of thousands of pairs at the envelope, each with four names and a
+// namespace that were copies. (A // comment: a doc comment would be published in the schema.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ObjRef {
-    pub kind: String,
-    pub name: String,
+pub struct ObjRef<'a> {
+    pub kind: &'a str,
+    pub name: &'a str,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SharedPod {
-    pub name: String,
+pub struct SharedPod<'a> {
+    pub name: &'a str,
     /// "a", "b", "other" or "none" (an orphan the first controller to notice adopts).
     pub owned_by: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub owner: Option<ObjRef>,
+    pub owner: Option<ObjRef<'a>>,
 }
 
 /// How many shared pods a finding names; all are counted.
@@ -77,31 +80,39 @@ pub struct SharedCounts {
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct PairFinding {
+pub struct PairFinding<'a> {
     /// The stable code of an overlap (CO301).
     pub code: &'static str,
-    pub namespace: String,
-    pub a: ObjRef,
-    pub b: ObjRef,
+    pub namespace: &'a str,
+    pub a: ObjRef<'a>,
+    pub b: ObjRef<'a>,
     pub severity: Severity,
     pub selector_a: String,
     pub selector_b: String,
     /// A label set both selectors select.
-    pub witness: Labels,
+    // Pairs sorted by key rather than a map: a B-tree node per finding was most of its size.
+    #[serde(serialize_with = "as_map")]
+    #[schemars(with = "Labels")]
+    pub witness: Box<[(String, String)]>,
     /// "a's template matches b's selector" and/or the reverse.
     pub template_hazards: Vec<String>,
     /// Pods both select right now, by who controls them.
     pub shared_pod_counts: SharedCounts,
     /// The first [`SHARED_SAMPLE`] of them.
-    pub shared_pods: Vec<SharedPod>,
+    // None when Options::sample is false (the table and check, which only count them).
+    pub shared_pods: Vec<SharedPod<'a>>,
+}
+
+fn as_map<S: serde::Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct DisjointPair {
-    pub namespace: String,
-    pub a: ObjRef,
-    pub b: ObjRef,
+pub struct DisjointPair<'a> {
+    pub namespace: &'a str,
+    pub a: ObjRef<'a>,
+    pub b: ObjRef<'a>,
     pub separation: Separation,
 }
 
@@ -124,9 +135,9 @@ pub struct PdbConflict<'a> {
 #[derive(Debug, Default, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Analysis<'a> {
-    pub findings: Vec<PairFinding>,
+    pub findings: Vec<PairFinding<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub disjoint: Vec<DisjointPair>,
+    pub disjoint: Vec<DisjointPair<'a>>,
     pub pdb_conflicts: Vec<PdbConflict<'a>>,
     /// How many pairs were decided exactly (the rest were proven disjoint by the index).
     pub pairs_compared: usize,
@@ -135,6 +146,9 @@ pub struct Analysis<'a> {
 pub struct Options {
     pub cross_kind: bool,
     pub explain: bool,
+    /// Name the first [`SHARED_SAMPLE`] shared pods of each pair (only machine output shows
+    /// them; the pods are counted either way).
+    pub sample: bool,
 }
 
 pub fn analyze<'a>(controllers: &'a [Controller], pods: &'a [PodMeta], opts: &Options) -> Analysis<'a> {
@@ -157,12 +171,9 @@ pub fn analyze<'a>(controllers: &'a [Controller], pods: &'a [PodMeta], opts: &Op
             analysis.pairs_compared += 1;
             match overlap(&a.selector, &b.selector) {
                 Ok(witness) => overlapping.push((i, j, witness)),
-                Err(separation) if opts.explain => analysis.disjoint.push(DisjointPair {
-                    namespace: a.namespace.clone(),
-                    a: obj(a),
-                    b: obj(b),
-                    separation,
-                }),
+                Err(separation) if opts.explain => {
+                    analysis.disjoint.push(DisjointPair { namespace: &a.namespace, a: obj(a), b: obj(b), separation })
+                }
                 Err(_) => {}
             }
         }
@@ -176,15 +187,16 @@ pub fn analyze<'a>(controllers: &'a [Controller], pods: &'a [PodMeta], opts: &Op
     }
     let owners = if overlapping.is_empty() { Vec::new() } else { owners(controllers, pods) };
     for (i, j, witness) in overlapping {
-        analysis.findings.push(finding(controllers, (i, j), witness, &matched[&i], &matched[&j], pods, &owners));
+        let evidence = Evidence { pods, owners: &owners, sample: opts.sample };
+        analysis.findings.push(finding(controllers, (i, j), witness, &matched[&i], &matched[&j], &evidence));
     }
     analysis.pdb_conflicts = pdb_conflicts(controllers, pods, &pod_index, &matched);
     analysis.findings.sort_by(|x, y| (&x.namespace, &x.a, &x.b).cmp(&(&y.namespace, &y.a, &y.b)));
     analysis
 }
 
-fn obj(c: &Controller) -> ObjRef {
-    ObjRef { kind: c.kind.clone(), name: c.name.clone() }
+fn obj(c: &Controller) -> ObjRef<'_> {
+    ObjRef { kind: &c.kind, name: &c.name }
 }
 
 /// Parent and child (a Deployment and its ReplicaSet), or siblings under one controller.
@@ -237,15 +249,22 @@ fn shared(pa: &[PodIx], pb: &[PodIx]) -> Vec<PodIx> {
     out
 }
 
-fn finding(
-    controllers: &[Controller],
+/// What a pair's shared pods are read from, and whether to name some.
+struct Evidence<'a, 'o> {
+    pods: &'a [PodMeta],
+    owners: &'o [Owners],
+    sample: bool,
+}
+
+fn finding<'a>(
+    controllers: &'a [Controller],
     (i, j): (usize, usize),
     witness: Labels,
     pa: &[PodIx],
     pb: &[PodIx],
-    pods: &[PodMeta],
-    owners: &[Owners],
-) -> PairFinding {
+    evidence: &Evidence<'a, '_>,
+) -> PairFinding<'a> {
+    let Evidence { pods, owners, sample } = *evidence;
     let (a, b) = (&controllers[i], &controllers[j]);
     let owns = |c: usize, p: usize| {
         let (controller, parent) = owners[p];
@@ -259,8 +278,9 @@ fn finding(
         template_hazards.push(format!("{}/{}'s pod template matches {}/{}'s selector", b.kind, b.name, a.kind, a.name));
     }
     let mut counts = SharedCounts::default();
-    let mut shared_pods = Vec::new();
-    for p in shared(pa, pb) {
+    let both = shared(pa, pb);
+    let mut shared_pods = Vec::with_capacity(if sample { both.len().min(SHARED_SAMPLE) } else { 0 });
+    for p in both {
         let p = p as usize;
         let pod = &pods[p];
         let (owned_by, other) = match &pod.controller {
@@ -278,21 +298,21 @@ fn finding(
         } += 1;
         // Two broad selectors can share thousands of pods: count them all, copy the names of
         // a few.
-        if shared_pods.len() < SHARED_SAMPLE {
-            let owner = other.map(|(kind, name)| ObjRef { kind: kind.to_string(), name: name.clone() });
-            shared_pods.push(SharedPod { name: pod.name.clone(), owned_by, owner });
+        if sample && shared_pods.len() < SHARED_SAMPLE {
+            let owner = other.map(|(kind, name)| ObjRef { kind, name });
+            shared_pods.push(SharedPod { name: &pod.name, owned_by, owner });
         }
     }
     let severity = if template_hazards.is_empty() && counts.total == 0 { Severity::Warning } else { Severity::Error };
     PairFinding {
         code: super::codes::SELECTORS_OVERLAP,
-        namespace: a.namespace.clone(),
+        namespace: &a.namespace,
         a: obj(a),
         b: obj(b),
         severity,
         selector_a: a.selector.to_string(),
         selector_b: b.selector.to_string(),
-        witness,
+        witness: witness.into_iter().collect(),
         template_hazards,
         shared_pod_counts: counts,
         shared_pods,
@@ -485,7 +505,7 @@ pub mod tests {
         pod_in("ns", name, labels, owner)
     }
 
-    const OPTS: Options = Options { cross_kind: false, explain: true };
+    const OPTS: Options = Options { cross_kind: false, explain: true, sample: true };
 
     #[test]
     fn severities_and_evidence() {
@@ -504,8 +524,7 @@ pub mod tests {
             pod("stray", &[("app", "web"), ("tier", "fe")], Some("elsewhere")),
         ];
         let a = analyze(&cs, &pods, &OPTS);
-        let pairs: Vec<(&str, &str, Severity)> =
-            a.findings.iter().map(|f| (f.a.name.as_str(), f.b.name.as_str(), f.severity)).collect();
+        let pairs: Vec<(&str, &str, Severity)> = a.findings.iter().map(|f| (f.a.name, f.b.name, f.severity)).collect();
         // api's template {app: api} satisfies loose's selector (a missing tier passes NotIn):
         // a hazard even with no pods. fe and api only overlap logically (app=api,tier=fe).
         assert_eq!(
@@ -515,15 +534,36 @@ pub mod tests {
         let web_fe = &a.findings[2];
         assert_eq!(web_fe.template_hazards, vec!["Deployment/web's pod template matches Deployment/fe's selector"]);
         assert_eq!(
-            web_fe.shared_pods.iter().map(|p| (p.name.as_str(), p.owned_by)).collect::<Vec<_>>(),
+            web_fe.shared_pods.iter().map(|p| (p.name, p.owned_by)).collect::<Vec<_>>(),
             vec![("web-1", "a"), ("orphan", "none"), ("stray", "other")]
         );
         // Only a pod of a third controller names it.
         assert_eq!(
-            web_fe.shared_pods.iter().map(|p| p.owner.clone()).collect::<Vec<_>>(),
-            vec![None, None, Some(ObjRef { kind: "ReplicaSet".into(), name: "elsewhere".into() })]
+            web_fe.shared_pods.iter().map(|p| p.owner).collect::<Vec<_>>(),
+            vec![None, None, Some(ObjRef { kind: "ReplicaSet", name: "elsewhere" })]
         );
         assert!(a.disjoint.iter().any(|d| d.a.name == "web" && d.b.name == "api" && d.separation.key == "app"));
+    }
+
+    /// Without samples the shared pods are counted the same and none is named.
+    #[test]
+    fn unsampled_pairs_count_what_sampled_ones_name() {
+        let cs = vec![
+            ctl("Deployment", "web", "app=web", Some(&[("app", "web")])),
+            ctl("Deployment", "fe", "tier=fe", Some(&[("tier", "fe")])),
+        ];
+        let pods: Vec<PodMeta> =
+            (0..25).map(|i| pod(&format!("p{i}"), &[("app", "web"), ("tier", "fe")], None)).collect();
+        let sampled = analyze(&cs, &pods, &OPTS);
+        let counted = analyze(&cs, &pods, &Options { sample: false, ..OPTS });
+        let (s, c) = (&sampled.findings[0], &counted.findings[0]);
+        assert_eq!((s.shared_pod_counts.total, s.shared_pods.len()), (25, SHARED_SAMPLE));
+        assert_eq!((c.shared_pod_counts, c.shared_pods.len()), (s.shared_pod_counts, 0));
+        assert_eq!((c.severity, &c.witness), (s.severity, &s.witness));
+        assert_eq!(
+            serde_json::to_value(&s.witness.iter().cloned().collect::<Labels>()).unwrap(),
+            serde_json::to_value(s).unwrap()["witness"]
+        );
     }
 
     #[test]
@@ -537,8 +577,8 @@ pub mod tests {
         let all = [d, rs1, rs2, sts];
         let a = analyze(&all, &[], &OPTS);
         assert!(a.findings.is_empty(), "{:?}", a.findings);
-        let cross = analyze(&all, &[], &Options { cross_kind: true, explain: false });
-        let pairs: Vec<(&str, &str)> = cross.findings.iter().map(|f| (f.a.name.as_str(), f.b.name.as_str())).collect();
+        let cross = analyze(&all, &[], &Options { cross_kind: true, explain: false, sample: true });
+        let pairs: Vec<(&str, &str)> = cross.findings.iter().map(|f| (f.a.name, f.b.name)).collect();
         assert_eq!(pairs.len(), 3, "{pairs:?}");
         assert!(pairs.iter().all(|(a, b)| *a == "db" || *b == "db"));
     }
@@ -616,7 +656,7 @@ pub mod tests {
         }
         cs.push(ctl("Deployment", "wild-1", "tier=t1", None));
         cs.push(ctl("Deployment", "wild-2", "app notin (a1)", None));
-        let fast = analyze(&cs, &[], &Options { cross_kind: false, explain: false });
+        let fast = analyze(&cs, &[], &Options { cross_kind: false, explain: false, sample: true });
         let n = cs.len();
         assert!(fast.pairs_compared < n * (n - 1) / 2 / 4, "compared {} pairs", fast.pairs_compared);
         // Brute force over every pair gives the same findings.
@@ -634,9 +674,9 @@ pub mod tests {
             .iter()
             .map(|f| {
                 if f.a.name < f.b.name {
-                    (f.a.name.clone(), f.b.name.clone())
+                    (f.a.name.to_string(), f.b.name.to_string())
                 } else {
-                    (f.b.name.clone(), f.a.name.clone())
+                    (f.b.name.to_string(), f.a.name.to_string())
                 }
             })
             .collect();

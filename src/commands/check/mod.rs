@@ -324,7 +324,8 @@ fn owner_part(snap: &fetch::Snapshot, graph: &Graph, stuck_after: i64, part: &mu
 fn overlap_part(snap: &fetch::Snapshot, pods: &[overlap::PodMeta], part: &mut Part) {
     part.count_kinds(Mechanism::Overlaps, snap.controllers.iter().map(|c| c.kind.as_str()));
     part.counts.push((Mechanism::Overlaps, "Pod".into(), pods.len()));
-    let analysis = overlap::analyze(&snap.controllers, pods, &Options { cross_kind: false, explain: false });
+    let analysis =
+        overlap::analyze(&snap.controllers, pods, &Options { cross_kind: false, explain: false, sample: false });
     part.add(check::overlaps(&analysis));
 }
 

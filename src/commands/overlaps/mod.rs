@@ -68,7 +68,8 @@ async fn rendered(session: &Session, printer: &Printer, args: &OverlapsArgs) -> 
     let analysis = overlap::analyze(
         &snap.controllers,
         &snap.pods,
-        &Options { cross_kind: args.cross_kind, explain: args.explain },
+        // Only -o json|yaml names shared pods; the table counts them.
+        &Options { cross_kind: args.cross_kind, explain: args.explain, sample: printer.is_machine() },
     );
     let report = OverlapReport {
         api_version: SCHEMA_VERSION,

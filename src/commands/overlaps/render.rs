@@ -31,7 +31,7 @@ pub fn table(a: &Analysis, printer: &Printer, all_namespaces: bool, counts: (usi
     }
     let mut grid = Grid::new(headers);
     for f in &a.findings {
-        let kind = if f.a.kind == f.b.kind { f.a.kind.clone() } else { format!("{}/{}", f.a.kind, f.b.kind) };
+        let kind = if f.a.kind == f.b.kind { f.a.kind.to_string() } else { format!("{}/{}", f.a.kind, f.b.kind) };
         let witness: Vec<String> = f.witness.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let live = match (f.shared_pod_counts.total, f.shared_pod_counts.none) {
             (0, _) => "0".to_string(),
@@ -44,12 +44,12 @@ pub fn table(a: &Analysis, printer: &Printer, all_namespaces: bool, counts: (usi
         };
         let mut row: Vec<Styled> = Vec::with_capacity(7);
         if all_namespaces {
-            row.push(f.namespace.clone().into());
+            row.push(f.namespace.into());
         }
         row.extend([
             kind.into(),
-            f.a.name.clone().into(),
-            f.b.name.clone().into(),
+            f.a.name.into(),
+            f.b.name.into(),
             sev,
             if witness.is_empty() { "<any>".into() } else { witness.join(",").into() },
             live.into(),
@@ -138,7 +138,7 @@ mod tests {
             pod("checkout-77c7c8857f-ng2hr", &stable, "checkout-77c7c8857f"),
             pod("checkout-77c7c8857f-pg5q5", &stable, "checkout-77c7c8857f"),
         ];
-        let analysis = analyze(&controllers, &pods, &Options { cross_kind: false, explain: false });
+        let analysis = analyze(&controllers, &pods, &Options { cross_kind: false, explain: false, sample: false });
         assert!(!analysis.findings.is_empty() && !analysis.pdb_conflicts.is_empty());
         for width in [80, 120] {
             let printer = Printer::plain(OutputFormat::Table, Some(width));
@@ -158,7 +158,7 @@ mod tests {
         ];
         let pods: Vec<PodMeta> =
             (1..=5).map(|i| pod(&format!("shop-{i}"), &[("app", "shop"), ("tier", "web")], "shop-rs")).collect();
-        let analysis = analyze(&controllers, &pods, &Options { cross_kind: false, explain: false });
+        let analysis = analyze(&controllers, &pods, &Options { cross_kind: false, explain: false, sample: false });
         assert_eq!(analysis.pdb_conflicts.len(), 5);
         let text = |format| {
             let printer = Printer::plain(format, Some(400));
