@@ -561,7 +561,7 @@ pub mod tests {
         assert_eq!((c.shared_pod_counts, c.shared_pods.len()), (s.shared_pod_counts, 0));
         assert_eq!((c.severity, &c.witness), (s.severity, &s.witness));
         assert_eq!(
-            serde_json::to_value(&s.witness.iter().cloned().collect::<Labels>()).unwrap(),
+            serde_json::to_value(s.witness.iter().cloned().collect::<Labels>()).unwrap(),
             serde_json::to_value(s).unwrap()["witness"]
         );
     }
