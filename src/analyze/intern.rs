@@ -43,13 +43,13 @@ pub struct ListNames {
 }
 
 impl ListNames {
-    pub fn new(api_version: &str, kind: &str) -> ListNames {
-        ListNames { api_version: Arc::from(api_version), kind: Arc::from(kind), strings: Interner::default() }
-    }
-
     /// The names a list of `r` shares.
     pub fn for_resource(r: &ApiResource) -> ListNames {
-        ListNames::new(&r.group_version(), &r.kind)
+        ListNames {
+            api_version: Arc::from(r.group_version()),
+            kind: Arc::from(r.kind.as_str()),
+            strings: Interner::default(),
+        }
     }
 
     /// The shared copy of a namespace; None for an absent or empty one (cluster-scoped).

@@ -32,7 +32,7 @@ fn read(text: &str, list_type: Option<(&str, &str)>) -> TraceObject {
     match serde_json::from_str::<Object>(text) {
         Ok(mut o) => {
             if let Some((api_version, kind)) = list_type {
-                (o.api_version, o.kind) = (api_version.to_string(), kind.to_string());
+                (o.api_version, o.kind) = (api_version.into(), kind.into());
             }
             o.into_trace()
         }
@@ -58,9 +58,9 @@ pub fn with_type(v: &mut serde_json::Value, api_version: &str, kind: &str) {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Object {
     #[serde(default)]
-    pub api_version: String,
+    pub api_version: Arc<str>,
     #[serde(default)]
-    pub kind: String,
+    pub kind: Arc<str>,
     #[serde(default)]
     pub metadata: Meta,
     #[serde(default)]
@@ -213,15 +213,15 @@ impl Object {
         let spec = spec.1.unwrap_or_default();
         let has_status = status.0;
         let status = status.1.unwrap_or_default();
-        let desired = match kind.as_str() {
+        let desired = match &*kind {
             "ReplicaSet" | "StatefulSet" | "ReplicationController" => spec.replicas.or(Some(1)),
             _ => None,
         }
         .filter(|_| spec_present);
         TraceObject {
             uid: m.uid,
-            api_version: api_version.into(),
-            kind: kind.into(),
+            api_version,
+            kind,
             namespace: nonempty(Some(m.namespace)).map(Arc::from),
             name: m.name,
             controller_uid: m

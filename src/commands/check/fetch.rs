@@ -359,8 +359,8 @@ fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<R
         let text = raw.get();
         part.marks.extend(marks_read(text, r, plan.marks_labels));
         if let (Some(kind), Some(wants)) = (overlap, wants) {
-            let read = whole::read(text, r, &mut names, kind, wants)
-                .unwrap_or_else(|| whole::apart(text, r, &mut names, kind, wants));
+            let read = whole::read(text, &mut names, kind, wants)
+                .unwrap_or_else(|| whole::apart(text, &mut names, kind, wants));
             part.digests.extend(read.digest);
             objects.extend(read.object);
             part.replicas.extend(read.replicas);

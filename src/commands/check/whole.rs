@@ -17,7 +17,6 @@ use serde_json::value::RawValue;
 use crate::analyze::intern::{Interner, ListNames};
 use crate::analyze::overlap::Controller;
 use crate::analyze::owner_graph::{self, Object};
-use crate::analyze::resource_ref::ApiResource;
 use crate::analyze::selector::LabelPairs;
 use crate::analyze::sequence::TraceObject;
 use crate::analyze::sequence_text::{
@@ -49,9 +48,9 @@ pub(super) struct Wants {
     pub workload: bool,
 }
 
-/// Reads `text`, an item of a list of `r` that overlaps compares as `kind`; None when one of
-/// the reads it stands for would not take it.
-pub(super) fn read(text: &str, r: &ApiResource, names: &mut ListNames, kind: &str, wants: Wants) -> Option<Read> {
+/// Reads `text`, an item of a list whose `names` say its type, that overlaps compares as
+/// `kind`; None when one of the reads it stands for would not take it.
+pub(super) fn read(text: &str, names: &mut ListNames, kind: &str, wants: Wants) -> Option<Read> {
     let whole: Whole = serde_json::from_str(text).ok()?;
     // overlaps' read rejects a null spec or status; trace's takes it (there, and empty).
     if (whole.spec.0 && whole.spec.1.is_none()) || (whole.status.0 && whole.status.1.is_none()) {
@@ -60,7 +59,6 @@ pub(super) fn read(text: &str, r: &ApiResource, names: &mut ListNames, kind: &st
     let (spec_present, has_status) = (whole.spec.0, whole.status.0);
     let (spec, status) = (whole.spec.1.unwrap_or_default(), whole.status.1.unwrap_or_default());
     let m = whole.metadata;
-    let api_version = r.group_version();
     let workload = if wants.workload {
         // trace's read takes only top-level keys of each fieldsV1: read apart from the
         // census's, from the same text.
@@ -69,8 +67,8 @@ pub(super) fn read(text: &str, r: &ApiResource, names: &mut ListNames, kind: &st
             None => Vec::new(),
         };
         let object = trace::Object {
-            api_version: api_version.clone(),
-            kind: r.kind.clone(),
+            api_version: names.api_version.clone(),
+            kind: names.kind.clone(),
             metadata: trace::Meta {
                 uid: m.uid.clone(),
                 namespace: m.namespace.clone(),
@@ -140,7 +138,7 @@ pub(super) fn read(text: &str, r: &ApiResource, names: &mut ListNames, kind: &st
 }
 
 /// What [`read`] stands for: each analysis's own read of the text.
-pub(super) fn apart(text: &str, r: &ApiResource, names: &mut ListNames, kind: &str, wants: Wants) -> Read {
+pub(super) fn apart(text: &str, names: &mut ListNames, kind: &str, wants: Wants) -> Read {
     let (object, digest) = super::fetch::graph_read(text, names, wants.census);
     let mut read = Read { object, digest, replicas: None, controller: None, workload: None };
     if (wants.controller || wants.replicas)
@@ -154,7 +152,7 @@ pub(super) fn apart(text: &str, r: &ApiResource, names: &mut ListNames, kind: &s
         }
     }
     if wants.workload {
-        read.workload = Some(list_item_from_text(text, &r.group_version(), &r.kind));
+        read.workload = Some(list_item_from_text(text, &names.api_version, &names.kind));
     }
     read
 }
@@ -260,6 +258,7 @@ struct Status {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyze::resource_ref::ApiResource;
     use crate::commands::overlaps::fetch::KINDS;
     use proptest::prelude::*;
     use serde_json::json;
@@ -456,9 +455,9 @@ mod tests {
         #[test]
         fn one_pass_reads_what_each_read_does(object in controller(0), kind in kind(), wants in wants()) {
             let (text, r) = (object.to_string(), resource(kind));
-            let read = read(&text, &r, &mut ListNames::for_resource(&r), kind, wants);
+            let read = read(&text, &mut ListNames::for_resource(&r), kind, wants);
             prop_assert!(read.is_some(), "{}", text);
-            prop_assert_eq!(format!("{:?}", read.unwrap()), format!("{:?}", apart(&text, &r, &mut ListNames::for_resource(&r), kind, wants)));
+            prop_assert_eq!(format!("{:?}", read.unwrap()), format!("{:?}", apart(&text, &mut ListNames::for_resource(&r), kind, wants)));
         }
 
         /// With values of unexpected types, it reads the same or declines (and the caller then
@@ -466,15 +465,15 @@ mod tests {
         #[test]
         fn one_pass_reads_the_same_or_declines(object in controller(1), kind in kind()) {
             let (text, r) = (object.to_string(), resource(kind));
-            if let Some(read) = read(&text, &r, &mut ListNames::for_resource(&r), kind, ALL) {
-                prop_assert_eq!(format!("{:?}", read), format!("{:?}", apart(&text, &r, &mut ListNames::for_resource(&r), kind, ALL)));
+            if let Some(read) = read(&text, &mut ListNames::for_resource(&r), kind, ALL) {
+                prop_assert_eq!(format!("{:?}", read), format!("{:?}", apart(&text, &mut ListNames::for_resource(&r), kind, ALL)));
             }
         }
 
         #[test]
         fn any_text_never_panics(text in "\\PC{0,60}", kind in kind()) {
             let r = resource(kind);
-            let _ = read(&text, &r, &mut ListNames::for_resource(&r), kind, ALL);
+            let _ = read(&text, &mut ListNames::for_resource(&r), kind, ALL);
         }
     }
 
@@ -482,7 +481,7 @@ mod tests {
     fn declines_what_a_stricter_read_rejects() {
         let r = resource("Deployment");
         let base = json!({"metadata": {"name": "d", "namespace": "n", "uid": "u"}, "spec": {"replicas": 2}});
-        assert!(read(&base.to_string(), &r, &mut ListNames::for_resource(&r), "Deployment", ALL).is_some());
+        assert!(read(&base.to_string(), &mut ListNames::for_resource(&r), "Deployment", ALL).is_some());
         for odd in [
             // overlaps' read: metadata required, a null spec rejected, replicas an i32, owner kinds required
             json!({"spec": {}}),
@@ -496,7 +495,7 @@ mod tests {
             json!({"metadata": {"name": "d", "finalizers": [1]}}),
         ] {
             let text = odd.to_string();
-            assert!(read(&text, &r, &mut ListNames::for_resource(&r), "Deployment", ALL).is_none(), "{text}");
+            assert!(read(&text, &mut ListNames::for_resource(&r), "Deployment", ALL).is_none(), "{text}");
         }
     }
 
@@ -514,7 +513,7 @@ mod tests {
         })
         .to_string();
         let r = resource("Deployment");
-        let read = read(&text, &r, &mut ListNames::for_resource(&r), "Deployment", ALL).unwrap();
+        let read = read(&text, &mut ListNames::for_resource(&r), "Deployment", ALL).unwrap();
         let object = read.object.as_ref().unwrap();
         assert_eq!((&*object.kind, object.owner_refs[0].uid.as_str()), ("Deployment", "o1"));
         assert_eq!(read.replicas, Some(("u1".to_string(), 4)));
@@ -526,7 +525,7 @@ mod tests {
         assert!(read.digest.is_some());
         assert_eq!(
             format!("{read:?}"),
-            format!("{:?}", apart(&text, &r, &mut ListNames::for_resource(&r), "Deployment", ALL))
+            format!("{:?}", apart(&text, &mut ListNames::for_resource(&r), "Deployment", ALL))
         );
     }
 }
