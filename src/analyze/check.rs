@@ -307,7 +307,7 @@ pub fn overlaps(a: &Analysis) -> Vec<Finding> {
 }
 
 /// The first three of `count` names, and how many more: "a, b, c and 7 more".
-fn some_names<'a>(names: impl Iterator<Item = &'a str>, count: usize) -> String {
+pub fn some_names<'a>(names: impl Iterator<Item = &'a str>, count: usize) -> String {
     let first: Vec<&str> = names.take(3).collect();
     let more = if count > 3 { format!(" and {} more", count - 3) } else { String::new() };
     format!("{}{more}", first.join(", "))

@@ -1,5 +1,6 @@
 //! The wire format and the table of `overlaps`.
 
+use crate::analyze::check::some_names;
 use crate::analyze::overlap::{Analysis, Severity, pdb_groups};
 use crate::connect::Skipped;
 use crate::output::table::{Grid, Styled, Table, Tone, styled};
@@ -68,12 +69,7 @@ pub fn table(a: &Analysis, printer: &Printer, all_namespaces: bool, counts: (usi
     // One line per set of budgets, naming three of its pods (every one with -o wide): a budget
     // over a whole tier made one line per pod, tens of thousands saying the same thing.
     for ((namespace, budgets), pods) in pdb_groups(&a.pdb_conflicts) {
-        let named = if printer.wide() { pods.len() } else { 3 };
-        let more = pods.len().saturating_sub(named);
-        let mut names = pods[..pods.len().min(named)].join(", ");
-        if more > 0 {
-            names.push_str(&format!(" and {more} more"));
-        }
+        let names = if printer.wide() { pods.join(", ") } else { some_names(pods.iter().copied(), pods.len()) };
         text.push(format!(
             "{namespace}/{}: {} ({names}) matched by {} PodDisruptionBudgets ({}): the eviction API will refuse to evict {}",
             crate::analyze::codes::SEVERAL_DISRUPTION_BUDGETS,
