@@ -15,7 +15,7 @@ fn main() {
     let pods = args.get(1).copied().unwrap_or(50_000);
     let (cs, ps) = generate(controllers, pods);
     let start = Instant::now();
-    let result = analyze(&cs, &ps, &Options { cross_kind: false, explain: false });
+    let result = analyze(&cs, &ps, &Options { cross_kind: false, explain: false, sample: false });
     let took = start.elapsed();
     println!(
         "controllers={} pods={} analyze_ms={:.1} pairs_decided={} findings={} pdb_conflicts={}",

@@ -104,7 +104,7 @@ pub fn predict(graph: &Graph, root: usize, policy: Policy) -> Prediction {
     let mut blocks = Vec::new();
     for &o in &delete {
         let own: Vec<String> =
-            graph.objects[o].finalizers.iter().filter(|f| !GC_FINALIZERS.contains(&f.as_str())).cloned().collect();
+            graph.objects[o].finalizers().iter().filter(|f| !GC_FINALIZERS.contains(&f.as_str())).cloned().collect();
         if !own.is_empty() {
             blocks.push((o, Block::Finalizers(own)));
         }
@@ -188,6 +188,7 @@ fn completion_order(
 
 #[cfg(test)]
 mod tests {
+    use super::super::owner_graph::Deletion;
     use super::super::owner_graph::tests::{coverage, obj};
     use super::*;
 
@@ -268,7 +269,7 @@ mod tests {
             obj("r", "Widget", Some("a"), "root", &[]),
             obj("x", "ConfigMap", Some("a"), "x", &[("Widget", "root", "r", false, true)]),
         ];
-        objects[1].finalizers = vec!["example.com/hold".into(), "foregroundDeletion".into()];
+        objects[1].deletion = Deletion::new(None, vec!["example.com/hold".into(), "foregroundDeletion".into()]);
         let g = Graph::build(objects, &coverage());
         let p = predict(&g, 0, Policy::Background);
         assert_eq!(p.blocks, vec![(1, Block::Finalizers(vec!["example.com/hold".into()]))]);

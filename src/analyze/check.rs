@@ -195,12 +195,12 @@ pub fn holder_pod(
     for _ in 0..4 {
         let Some((k, r)) = controller_of(current) else { break };
         let owner = graph.owners(current).find(|&(_, ref_index)| ref_index == k).map(|(o, _)| o);
-        let uid = owner.map(|o| graph.objects[o].uid.as_str()).unwrap_or(r.uid.as_str());
+        let uid = owner.map_or(&r.uid, |o| &graph.objects[o].uid).to_string();
         top = Some(Workload {
             kind: r.kind.to_string(),
             name: r.name.clone(),
             namespace: namespace.into(),
-            replicas: replicas(uid),
+            replicas: replicas(&uid),
         });
         match owner {
             Some(o) => current = o,

@@ -21,3 +21,4 @@ pub mod sequence;
 pub mod sequence_text;
 pub mod silence;
 pub mod stall;
+pub mod uid;

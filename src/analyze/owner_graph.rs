@@ -8,6 +8,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use super::intern::Interner;
+use super::uid::Uid;
 
 use hashbrown::hash_table::Entry;
 use hashbrown::{DefaultHashBuilder, Equivalent, HashMap as FastMap, HashTable};
@@ -18,7 +19,7 @@ use serde::{Deserialize, Serialize};
 /// One object, as a metadata-only list shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Object {
-    pub uid: String,
+    pub uid: Uid,
     /// group/version of the resource it was listed through ("v1" for the core group).
     /// Shared (see [`crate::analyze::intern`]), as are the kind and namespace: at the
     /// envelope a hundred thousand objects held their own copies of a few dozen strings.
@@ -26,15 +27,39 @@ pub struct Object {
     pub kind: Arc<str>,
     pub namespace: Option<Arc<str>>,
     pub name: String,
-    pub owner_refs: Vec<OwnerRef>,
+    /// Boxed slices, not Vecs: 8 bytes fewer each, and never more room than items.
+    pub owner_refs: Box<[OwnerRef]>,
     pub created: Option<Timestamp>,
-    pub deleting_since: Option<Timestamp>,
-    pub finalizers: Vec<String>,
+    pub deletion: Deletion,
 }
 
 impl Object {
     pub fn group(&self) -> &str {
         group_of(&self.api_version)
+    }
+
+    pub fn deleting_since(&self) -> Option<Timestamp> {
+        self.deletion.0.as_ref().and_then(|d| d.0)
+    }
+
+    pub fn finalizers(&self) -> &[String] {
+        self.deletion.0.as_ref().map_or(&[], |d| &d.1)
+    }
+}
+
+/// When the object's deletion began, and its finalizers (which may be set long before).
+/// Boxed, and absent when there is neither: few objects have either, and inline they cost
+/// every object 40 bytes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Deletion(Option<Box<(Option<Timestamp>, Vec<String>)>>);
+
+impl Deletion {
+    pub fn new(since: Option<Timestamp>, mut finalizers: Vec<String>) -> Deletion {
+        if since.is_none() && finalizers.is_empty() {
+            return Deletion(None);
+        }
+        finalizers.shrink_to_fit();
+        Deletion(Some(Box::new((since, finalizers))))
     }
 }
 
@@ -48,7 +73,7 @@ pub struct OwnerRef {
     #[serde(default)]
     pub name: String,
     #[serde(default)]
-    pub uid: String,
+    pub uid: Uid,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controller: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -198,11 +223,11 @@ impl ByKey {
 
 impl Graph {
     pub fn build(objects: Vec<Object>, coverage: &Coverage) -> Graph {
-        let mut by_uid: FastMap<&str, usize> = FastMap::with_capacity(objects.len());
+        let mut by_uid: FastMap<&Uid, usize> = FastMap::with_capacity(objects.len());
         let mut by_key =
             ByKey { table: HashTable::with_capacity(objects.len()), hasher: DefaultHashBuilder::default() };
         for (i, o) in objects.iter().enumerate() {
-            by_uid.insert(o.uid.as_str(), i);
+            by_uid.insert(&o.uid, i);
             by_key.insert(&objects, i);
         }
         let mut refs = Rows::with_capacity(objects.len(), objects.iter().map(|o| o.owner_refs.len()).sum());
@@ -210,7 +235,7 @@ impl Graph {
         let mut named = Vec::new();
         for (d, o) in objects.iter().enumerate() {
             for (k, r) in o.owner_refs.iter().enumerate() {
-                if let Some(&owner) = by_uid.get(r.uid.as_str()) {
+                if let Some(&owner) = by_uid.get(&r.uid) {
                     named.push((owner, (d, k)));
                 }
                 refs.items.push(resolve(o, r, &objects, &by_uid, &by_key, coverage));
@@ -224,7 +249,7 @@ impl Graph {
 
     /// How objects are ordered wherever order is shown: by namespace, kind and name. Indices
     /// follow the order the lists arrived in, which differs from run to run.
-    fn name_order(&self, i: usize) -> (&Option<Arc<str>>, &str, &str, &str) {
+    fn name_order(&self, i: usize) -> (&Option<Arc<str>>, &str, &str, &Uid) {
         let o = &self.objects[i];
         (&o.namespace, &o.kind, &o.name, &o.uid)
     }
@@ -252,7 +277,7 @@ fn resolve(
     dependent: &Object,
     r: &OwnerRef,
     objects: &[Object],
-    by_uid: &FastMap<&str, usize>,
+    by_uid: &FastMap<&Uid, usize>,
     by_key: &ByKey,
     coverage: &Coverage,
 ) -> RefState {
@@ -264,7 +289,7 @@ fn resolve(
         return RefState::NamespacedOwnerOfClusterScoped;
     }
     let ns = if namespaced { dependent.namespace.as_deref() } else { None };
-    if let Some(&i) = by_uid.get(r.uid.as_str()) {
+    if let Some(&i) = by_uid.get(&r.uid) {
         let o = &objects[i];
         if o.kind == r.kind && o.group() == group && o.name == r.name {
             if o.namespace.as_deref() == ns {
@@ -545,8 +570,8 @@ pub fn findings(graph: &Graph, scope: &[usize], now: Option<Timestamp>, stuck_af
                 message: format!("{controllers} references claim to be its controller: {}", names.join(", ")),
             });
         }
-        if let (Some(since), Some(now)) = (o.deleting_since, now)
-            && !o.finalizers.is_empty()
+        if let (Some(since), Some(now)) = (o.deleting_since(), now)
+            && !o.finalizers().is_empty()
         {
             let secs = now.as_second() - since.as_second();
             if secs >= stuck_after_secs {
@@ -557,7 +582,7 @@ pub fn findings(graph: &Graph, scope: &[usize], now: Option<Timestamp>, stuck_af
                     message: format!(
                         "deleting for {}, still waiting on finalizers: {}",
                         crate::age::human(std::time::Duration::from_secs(secs.max(0) as u64)),
-                        o.finalizers.join(", ")
+                        o.finalizers().join(", ")
                     ),
                 });
             }
@@ -706,8 +731,7 @@ pub mod tests {
                 })
                 .collect(),
             created: None,
-            deleting_since: None,
-            finalizers: Vec::new(),
+            deletion: Deletion::default(),
         }
     }
 
@@ -886,8 +910,8 @@ pub mod tests {
             obj("t", "ConfigMap", Some("n"), "stuck", &[]),
         ];
         let now: Timestamp = "2026-01-01T01:00:00Z".parse().unwrap();
-        objects[4].deleting_since = Some("2026-01-01T00:00:00Z".parse().unwrap());
-        objects[4].finalizers = vec!["example.com/hold".into()];
+        objects[4].deletion =
+            Deletion::new(Some("2026-01-01T00:00:00Z".parse().unwrap()), vec!["example.com/hold".into()]);
         let g = Graph::build(objects, &coverage());
         assert_eq!(cycles(&g), vec![vec![0, 1], vec![2]]);
         let all: Vec<usize> = (0..g.objects.len()).collect();
@@ -1092,5 +1116,15 @@ pub mod tests {
                 prop_assert_eq!(g.find(group, KINDS[k], NAMESPACES[ns], NAMES[nm]), expected.get(&key).copied());
             }
         }
+    }
+}
+#[cfg(test)]
+mod size {
+    // The graph holds one Object per object in scope (186,000 at the envelope), twice over
+    // for a moment when the pages are flattened: a field added inline costs that much.
+    #[test]
+    fn an_object_stays_small() {
+        assert!(std::mem::size_of::<super::Object>() <= 144, "{}", std::mem::size_of::<super::Object>());
+        assert!(std::mem::size_of::<super::super::uid::Uid>() <= 24);
     }
 }

@@ -411,7 +411,7 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
                 kind: names.kind.clone(),
                 namespace: names.namespace(namespace.as_deref()),
                 name: m.name.clone(),
-                controller_uid: controller.map(|c| c.uid.clone()),
+                controller_uid: controller.map(|c| c.uid.to_string()),
                 created: m.creation_timestamp,
                 deleting: m.deletion_timestamp,
                 ..Default::default()
@@ -422,7 +422,7 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
                 namespace: names.namespace(namespace.as_deref()).unwrap_or_default(),
                 name: m.name.clone(),
                 labels,
-                controller: controller.map(|c| (names.strings.get(&c.kind), c.name.clone(), c.uid.clone())),
+                controller: controller.map(|c| (names.strings.get(&c.kind), c.name.clone(), c.uid.to_string())),
             });
         }
         objects.push(m.into_object(&mut names));

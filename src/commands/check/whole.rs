@@ -16,12 +16,13 @@ use serde_json::value::RawValue;
 
 use crate::analyze::intern::{Interner, ListNames};
 use crate::analyze::overlap::Controller;
-use crate::analyze::owner_graph::{self, Object};
+use crate::analyze::owner_graph::{self, Deletion, Object};
 use crate::analyze::selector::LabelPairs;
 use crate::analyze::sequence::TraceObject;
 use crate::analyze::sequence_text::{
     self as trace, ConditionJson, ManagedEntry, Present, TraceAnnotations, list_item_from_text,
 };
+use crate::analyze::uid::Uid;
 use crate::commands::fields::census::Digest;
 use crate::commands::overlaps::fetch::{self as overlaps, Named, Template};
 
@@ -124,15 +125,14 @@ pub(super) fn read(text: &str, names: &mut ListNames, kind: &str, wants: Wants) 
         )
     });
     let object = Object {
-        uid: m.uid,
+        uid: Uid::new(&m.uid),
         api_version: names.api_version.clone(),
         kind: names.kind.clone(),
         namespace: names.namespace(Some(&m.namespace)),
         name: m.name,
         owner_refs: m.owner_references.into_iter().map(|o| o.into_graph(&mut names.strings)).collect(),
         created: m.creation_timestamp,
-        deleting_since: m.deletion_timestamp,
-        finalizers: m.finalizers,
+        deletion: Deletion::new(m.deletion_timestamp, m.finalizers),
     };
     Some(Read { object: Some(object), digest, replicas, controller, workload })
 }
@@ -224,7 +224,7 @@ impl OwnerRef {
             api_version: strings.get(&self.api_version),
             kind: strings.get(&self.kind),
             name: self.name,
-            uid: self.uid,
+            uid: Uid::new(&self.uid),
             controller: self.controller,
             block_owner_deletion: self.block_owner_deletion,
         }
@@ -515,7 +515,7 @@ mod tests {
         let r = resource("Deployment");
         let read = read(&text, &mut ListNames::for_resource(&r), "Deployment", ALL).unwrap();
         let object = read.object.as_ref().unwrap();
-        assert_eq!((&*object.kind, object.owner_refs[0].uid.as_str()), ("Deployment", "o1"));
+        assert_eq!((&*object.kind, object.owner_refs[0].uid.to_string().as_str()), ("Deployment", "o1"));
         assert_eq!(read.replicas, Some(("u1".to_string(), 4)));
         let controller = read.controller.as_ref().unwrap().as_ref().unwrap();
         assert_eq!((controller.selector.to_string(), controller.owner_uid.as_deref()), ("app=web".into(), Some("o1")));

@@ -15,8 +15,9 @@ use serde_json::Value;
 
 use crate::analyze::intern::ListNames;
 use crate::analyze::object_status::{Health, status};
-use crate::analyze::owner_graph::{Coverage, Graph, KindMap, KindRef, Listed, Object, OwnerRef};
+use crate::analyze::owner_graph::{Coverage, Deletion, Graph, KindMap, KindRef, Listed, Object, OwnerRef};
 use crate::analyze::resource_ref::ApiResource;
+use crate::analyze::uid::Uid;
 use crate::connect::list::{METADATA_PAGE_SIZE, Pages, flatten, gather, list_all_digested, list_all_paged, page_size};
 use crate::connect::{Accept, Session};
 use crate::output::counted;
@@ -95,23 +96,20 @@ impl<L, A, M> Meta<L, A, M> {
     /// The owner graph's node; what it does not keep (labels, annotations, managedFields) is
     /// dropped, so take those first.
     pub fn into_object(mut self, names: &mut ListNames) -> Object {
-        // A decoded Vec of one reference holds four (Rust's smallest capacity for items of
-        // this size): 312 bytes unused on nearly every pod and ReplicaSet.
-        self.owner_references.shrink_to_fit();
-        self.finalizers.shrink_to_fit();
         for r in &mut self.owner_references {
             r.share_names(&mut names.strings);
         }
         Object {
-            uid: self.uid,
+            uid: Uid::new(&self.uid),
             api_version: names.api_version.clone(),
             kind: names.kind.clone(),
             namespace: names.namespace(self.namespace.as_deref()),
             name: self.name,
-            owner_refs: self.owner_references,
+            // Boxed: a decoded Vec of one reference holds four (Rust's smallest capacity for
+            // items of this size), unused room on nearly every pod and ReplicaSet.
+            owner_refs: self.owner_references.into(),
             created: self.creation_timestamp,
-            deleting_since: self.deletion_timestamp,
-            finalizers: self.finalizers,
+            deletion: Deletion::new(self.deletion_timestamp, self.finalizers),
         }
     }
 }
@@ -348,21 +346,22 @@ pub async fn full_objects(
                 let Ok(listed) = listed else {
                     return Vec::new();
                 };
-                let want: HashMap<&str, usize> = members.iter().map(|&n| (graph.objects[n].uid.as_str(), n)).collect();
+                let want: HashMap<&Uid, usize> = members.iter().map(|&n| (&graph.objects[n].uid, n)).collect();
                 listed
                     .items
                     .into_iter()
                     .filter_map(|v| {
                         let uid = v.pointer("/metadata/uid").and_then(Value::as_str)?;
-                        want.get(uid).map(|&n| (n, v))
+                        want.get(&Uid::new(uid)).map(|&n| (n, v))
                     })
                     .collect()
             } else {
                 match session.get_json::<Value>(&path).await {
                     // The same name may have been recreated since the list: check the uid.
                     Ok((v, _))
-                        if v.pointer("/metadata/uid").and_then(Value::as_str)
-                            == Some(&graph.objects[members[0]].uid) =>
+                        if v.pointer("/metadata/uid")
+                            .and_then(Value::as_str)
+                            .is_some_and(|u| graph.objects[members[0]].uid == *u) =>
                     {
                         vec![(members[0], v)]
                     }

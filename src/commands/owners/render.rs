@@ -11,6 +11,7 @@ use crate::age::since as age;
 use crate::analyze::cascade::{Block, Policy, Prediction};
 use crate::analyze::object_status::Health;
 use crate::analyze::owner_graph::{Finding, FindingKind, Graph, OwnerRef, RefState};
+use crate::analyze::uid::Uid;
 use crate::output::counted;
 use crate::output::table::{Grid, Styled, Table, Tone, styled};
 use crate::output::{Printer, SCHEMA_VERSION, paint, serde_name};
@@ -41,7 +42,7 @@ pub struct ObjectRef<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     namespace: Option<&'a str>,
     name: &'a str,
-    uid: &'a str,
+    uid: &'a Uid,
 }
 
 fn object_ref(graph: &Graph, n: usize) -> ObjectRef<'_> {
@@ -73,8 +74,8 @@ struct NodeOut<'a> {
 #[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct EdgeOut<'a> {
-    owner: &'a str,
-    dependent: &'a str,
+    owner: &'a Uid,
+    dependent: &'a Uid,
     controller: bool,
     block_owner_deletion: bool,
     /// false when the garbage collector treats the reference as absent (another namespace).
@@ -117,7 +118,7 @@ struct BlockOut<'a> {
 #[derive(Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct CascadeOut<'a> {
-    target: &'a str,
+    target: &'a Uid,
     policy: Policy,
     delete: Vec<ObjectRef<'a>>,
     keep: Vec<KeepOut<'a>>,
@@ -183,8 +184,8 @@ impl<'a> Trees<'a> {
                 NodeOut {
                     object: object_ref(g, n),
                     created: o.created,
-                    deletion_timestamp: o.deleting_since,
-                    finalizers: &o.finalizers,
+                    deletion_timestamp: o.deleting_since(),
+                    finalizers: o.finalizers(),
                     status: self.statuses.get(&n).map(|(s, _)| s.as_str()),
                 }
             })
@@ -263,10 +264,10 @@ impl<'a> Trees<'a> {
             cells.push(reference.map(|r| yes_no(r.blocks())).unwrap_or_default().into());
             cells.push(if row.repeat {
                 styled("(shown above)", Tone::Dim)
-            } else if o.deleting_since.is_some() {
+            } else if o.deleting_since().is_some() {
                 let mut s = "Terminating".to_string();
-                if !o.finalizers.is_empty() {
-                    s.push_str(&format!(" (finalizers: {})", o.finalizers.join(", ")));
+                if !o.finalizers().is_empty() {
+                    s.push_str(&format!(" (finalizers: {})", o.finalizers().join(", ")));
                 }
                 styled(s, Tone::Warn)
             } else {

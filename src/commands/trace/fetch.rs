@@ -69,7 +69,7 @@ pub async fn subtree(
     // Full objects, their Events and the control-plane leases: independent, so side by side.
     let wanted: Vec<(String, Option<String>)> = nodes
         .iter()
-        .map(|&n| (graph.objects[n].uid.clone(), graph.objects[n].namespace.as_deref().map(str::to_string)))
+        .map(|&n| (graph.objects[n].uid.to_string(), graph.objects[n].namespace.as_deref().map(str::to_string)))
         .collect();
     let control_plane = [LeaseKey::control_plane("kube-controller-manager"), LeaseKey::control_plane("kube-scheduler")];
     let (mut full, events, leases) = futures::join!(
@@ -118,14 +118,14 @@ pub async fn subtree(
 /// one that could not be read).
 fn from_metadata(o: &Object) -> TraceObject {
     TraceObject {
-        uid: o.uid.clone(),
+        uid: o.uid.to_string(),
         api_version: o.api_version.clone(),
         kind: o.kind.clone(),
         namespace: o.namespace.clone(),
         name: o.name.clone(),
-        controller_uid: o.owner_refs.iter().find(|r| r.is_controller()).map(|r| r.uid.clone()),
+        controller_uid: o.owner_refs.iter().find(|r| r.is_controller()).map(|r| r.uid.to_string()),
         created: o.created,
-        deleting: o.deleting_since,
+        deleting: o.deleting_since(),
         ..Default::default()
     }
 }
