@@ -2,6 +2,7 @@
 //! command that shows the detail, plus what each mechanism looked at. Pure: the
 //! analyses' own results come in, [`Finding`]s go out.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
@@ -11,9 +12,10 @@ use super::fields::{Contest, ContestKind};
 use super::lease::{LeaseClass, LeaseState};
 use super::lease_report::{self, FindingKind as LeaseFinding, HolderPod, LeaseRow, Workload};
 use super::overlap::{self, Analysis};
-use super::owner_graph::{self, FindingKind as OwnerFinding, Graph};
+use super::owner_graph::{self, FindingKind as OwnerFinding, Graph, Object};
 use super::sequence::{TraceObject, TraceSnapshot};
 use super::stall::{LeaseVerdict, Stall, StallKind, confirmed, sentence};
+use super::uid::Uid;
 use crate::output::{counted, serde_name};
 
 #[derive(
@@ -390,10 +392,70 @@ impl Unscheduled {
     }
 
     pub fn contains(&self, pod: &TraceObject) -> bool {
+        self.holds(|| pod.uid.as_str().into(), pod.namespace.as_deref(), &pod.name)
+    }
+
+    /// [`Unscheduled::contains`] for the owner graph's node of a pod.
+    pub fn contains_object(&self, pod: &Object) -> bool {
+        self.holds(|| pod.uid.to_string().into(), pod.namespace.as_deref(), &pod.name)
+    }
+
+    /// The uid is spelled out only when asked, and then only when there is a key to find.
+    fn holds<'a>(&self, uid: impl FnOnce() -> Cow<'a, str>, namespace: Option<&str>, name: &str) -> bool {
         match &self.namespace {
-            None => self.keys.contains(&pod.uid),
-            Some(ns) => pod.namespace.as_deref() == Some(ns.as_str()) && self.keys.contains(&pod.name),
+            None => !self.keys.is_empty() && self.keys.contains(&*uid()),
+            Some(ns) => namespace == Some(ns.as_str()) && self.keys.contains(name),
         }
+    }
+}
+
+/// What `check` searches for stalls in.
+pub struct StallForest {
+    pub forest: TraceSnapshot,
+    /// The live pods under each object of the forest.
+    pub live_pods: Vec<i64>,
+    /// The pods in scope, all of them, in the forest or not.
+    pub pods: usize,
+}
+
+/// The forest `check` searches for stalls: the workloads read whole, and of the pods (read as
+/// metadata, into the owner graph's `objects`) only those the API lists with no node, the
+/// only pods whose stalls check stands behind. Every other pod counts toward its controller's
+/// live pods and is left out: a trace object for each of the envelope's 150,000 pods held
+/// about 60 MB.
+pub fn stall_forest(workloads: Vec<TraceObject>, objects: &[Object], unscheduled: &Unscheduled) -> StallForest {
+    let is_pod = |o: &&Object| &*o.kind == "Pod" && o.group().is_empty();
+    let mut all = workloads;
+    all.extend(objects.iter().filter(is_pod).filter(|p| unscheduled.contains_object(p)).map(pod_object));
+    let forest = workload_snapshot(all);
+    let by_uid: hashbrown::HashMap<Uid, usize> =
+        forest.objects.iter().enumerate().map(|(i, o)| (Uid::new(&o.uid), i)).collect();
+    let mut live_pods = vec![0i64; forest.objects.len()];
+    let mut pods = 0;
+    for p in objects.iter().filter(is_pod) {
+        pods += 1;
+        let controller = p.owner_refs.iter().find(|r| r.is_controller());
+        if p.deleting_since().is_none()
+            && let Some(&i) = controller.and_then(|c| by_uid.get(&c.uid))
+        {
+            live_pods[i] += 1;
+        }
+    }
+    StallForest { forest, live_pods, pods }
+}
+
+/// A pod's node in the forest, from what its metadata told the owner graph.
+fn pod_object(o: &Object) -> TraceObject {
+    TraceObject {
+        uid: o.uid.to_string(),
+        api_version: o.api_version.clone(),
+        kind: o.kind.clone(),
+        namespace: o.namespace.clone(),
+        name: o.name.clone(),
+        controller_uid: o.owner_refs.iter().find(|r| r.is_controller()).map(|c| c.uid.to_string()),
+        created: o.created,
+        deleting: o.deleting_since(),
+        ..Default::default()
     }
 }
 
@@ -551,6 +613,45 @@ mod tests {
         assert!(!by_name.contains(&pod("b", "web", "u9")), "a name in another namespace");
         assert!(!by_name.contains(&pod("a", "u9", "web")), "names, not uids");
         assert!(!Unscheduled::default().contains(&pod("a", "web", "u1")));
+    }
+
+    /// Pods outside the forest still count: the same live pods as a forest of every pod.
+    #[test]
+    fn the_stall_forest_holds_unscheduled_pods_and_counts_the_rest() {
+        use super::super::owner_graph::{Deletion, tests::obj};
+        use super::super::stall::live_pods;
+        let rs_uid = "0b3c2a8e-8d5f-4c41-9d0e-0a1b2c3d4e5f";
+        let rs =
+            || TraceObject { uid: rs_uid.into(), kind: "ReplicaSet".into(), desired: Some(3), ..Default::default() };
+        let under =
+            |uid: &str, name: &str| obj(uid, "Pod", Some("a"), name, &[("ReplicaSet", "web", rs_uid, true, true)]);
+        let mut deleting = under("p3", "web-3");
+        deleting.deletion = Deletion::new(Some("2026-01-01T00:00:00Z".parse().unwrap()), Vec::new());
+        let objects = vec![
+            under("p1", "web-1"),
+            under("p2", "web-2"),
+            deleting,
+            obj("p4", "Pod", Some("a"), "lone", &[]),
+            obj(rs_uid, "ReplicaSet", Some("a"), "web", &[]),
+            obj("p5", "Pod", Some("a"), "other", &[("ReplicaSet", "x", "not-listed", true, true)]),
+        ];
+        let set = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<hashbrown::HashSet<_>>();
+
+        let f = stall_forest(vec![rs()], &objects, &Unscheduled::uids(set(&["p2", "p9"])));
+        let names: Vec<&str> = f.forest.objects.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["", "web-2"]);
+        assert_eq!(f.forest.parent, [None, Some(0)]);
+        assert_eq!(f.forest.objects[1].controller_uid.as_deref(), Some(rs_uid));
+        assert_eq!((f.live_pods.as_slice(), f.pods), ([2, 0].as_slice(), 5));
+        let every_pod: Vec<TraceObject> =
+            std::iter::once(rs()).chain(objects.iter().filter(|o| &*o.kind == "Pod").map(pod_object)).collect();
+        assert_eq!(live_pods(&workload_snapshot(every_pod))[0], f.live_pods[0]);
+
+        let by_name = stall_forest(vec![rs()], &objects, &Unscheduled::names("a".into(), set(&["lone", "web-1"])));
+        let names: Vec<&str> = by_name.forest.objects.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["", "web-1", "lone"]);
+        assert_eq!(by_name.forest.parent, [None, Some(0), None]);
+        assert_eq!(stall_forest(vec![rs()], &objects, &Unscheduled::default()).forest.objects.len(), 1);
     }
 
     fn finding(severity: Severity, mechanism: Mechanism, object: &str) -> Finding {

@@ -154,30 +154,37 @@ fn latest_event(snap: &TraceSnapshot, i: usize, reasons: &[&str]) -> Option<Time
 /// Every stall in the subtree at the server's `now`: work asked for longer than
 /// `after_secs` ago that the responsible controller has not done.
 pub fn stalls(snap: &TraceSnapshot, now: Timestamp, after_secs: i64) -> Vec<Stall> {
-    stalls_kept(snap, now, after_secs, |_, _| true)
+    stalls_kept(snap, &live_pods(snap), now, after_secs, |_, _| true)
 }
 
-/// [`stalls`], only those `keep` takes, decided before each is made: `check` reads pods as
-/// metadata, where every pod looks unscheduled, and keeps only those the API lists without a
-/// node; made first and filtered after, the envelope's 150,000 pods were as many stalls.
-pub fn stalls_kept(
-    snap: &TraceSnapshot,
-    now: Timestamp,
-    after_secs: i64,
-    keep: impl Fn(&TraceObject, StallKind) -> bool,
-) -> Vec<Stall> {
-    let mut out = Vec::new();
-    // Live pods under each object, counted in one pass: `check` hands over every pod in scope.
-    let mut live_pods = vec![0i64; snap.objects.len()];
+/// The live pods under each object of the forest, counted in one pass.
+pub fn live_pods(snap: &TraceSnapshot) -> Vec<i64> {
+    let mut live = vec![0i64; snap.objects.len()];
     for (c, parent) in snap.parent.iter().enumerate() {
         let o = &snap.objects[c];
         if let Some(p) = parent
             && &*o.kind == "Pod"
             && o.deleting.is_none()
         {
-            live_pods[*p] += 1;
+            live[*p] += 1;
         }
     }
+    live
+}
+
+/// [`stalls`], only those `keep` takes, decided before each is made: `check` reads pods as
+/// metadata, where every pod looks unscheduled, and keeps only those the API lists without a
+/// node; made first and filtered after, the envelope's 150,000 pods were as many stalls.
+/// `live_pods[i]`: the live pods under object i ([`live_pods`], or counted by the caller when
+/// the forest does not hold every pod, as in `check`).
+pub fn stalls_kept(
+    snap: &TraceSnapshot,
+    live_pods: &[i64],
+    now: Timestamp,
+    after_secs: i64,
+    keep: impl Fn(&TraceObject, StallKind) -> bool,
+) -> Vec<Stall> {
+    let mut out = Vec::new();
     for (i, o) in snap.objects.iter().enumerate() {
         if o.deleting.is_some() {
             continue;
@@ -516,9 +523,9 @@ mod tests {
         let now = ts("2026-01-01T10:03:00Z");
         let all = stalls(&snap, now, 30);
         assert!(all.iter().any(|s| s.kind == StallKind::Unscheduled), "{all:?}");
-        assert_eq!(stalls_kept(&snap, now, 30, |_, _| true), all);
-        assert!(stalls_kept(&snap, now, 30, |_, kind| kind != StallKind::Unscheduled).is_empty());
-        let by_name = stalls_kept(&snap, now, 30, |o, _| o.name != "web-1-a");
+        assert_eq!(stalls_kept(&snap, &live_pods(&snap), now, 30, |_, _| true), all);
+        assert!(stalls_kept(&snap, &live_pods(&snap), now, 30, |_, kind| kind != StallKind::Unscheduled).is_empty());
+        let by_name = stalls_kept(&snap, &live_pods(&snap), now, 30, |o, _| o.name != "web-1-a");
         let expected: Vec<Stall> = all.into_iter().filter(|s| snap.objects[s.object].name != "web-1-a").collect();
         assert_eq!(by_name, expected);
     }

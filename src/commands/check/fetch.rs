@@ -48,8 +48,8 @@ pub struct Snapshot {
     pub leases: Vec<LeaseSnapshot>,
     pub leases_listed: bool,
     pub candidates: Vec<CandidateSnapshot>,
-    /// Controllers from their full objects, pods from metadata: the forest stalls are found in.
-    /// Pages, like `pods`.
+    /// Controllers from their full objects: the forest stalls are found in, with the pods
+    /// `check::stall_forest` takes from `objects`. Pages, like `pods`.
     pub workloads: Pages<TraceObject>,
     /// The pods the API lists with no spec.nodeName.
     pub unscheduled: Unscheduled,
@@ -393,7 +393,6 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
     let mut objects = Vec::with_capacity(n);
     let mut names = ListNames::for_resource(r);
     let mut pod_metas = Vec::with_capacity(if pods && plan.overlaps { n } else { 0 });
-    let mut workloads = Vec::with_capacity(if pods && plan.trace { n } else { 0 });
     for item in items {
         let mut m = item.metadata;
         let mut labels = std::mem::take(&mut m.labels);
@@ -404,19 +403,6 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
         let kept_labels = plan.marks_labels.then(|| labels.clone());
         part.marks.extend(mark(r, namespace.clone(), &m.name, std::mem::take(&mut m.annotations), kept_labels));
         let controller = m.owner_references.iter().find(|o| o.is_controller());
-        if pods && plan.trace {
-            workloads.push(TraceObject {
-                uid: m.uid.clone(),
-                api_version: names.api_version.clone(),
-                kind: names.kind.clone(),
-                namespace: names.namespace(namespace.as_deref()),
-                name: m.name.clone(),
-                controller_uid: controller.map(|c| c.uid.to_string()),
-                created: m.creation_timestamp,
-                deleting: m.deletion_timestamp,
-                ..Default::default()
-            });
-        }
         if pods && plan.overlaps {
             pod_metas.push(PodMeta {
                 namespace: names.namespace(namespace.as_deref()).unwrap_or_default(),
@@ -429,7 +415,6 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
     }
     gather(&mut part.objects, objects);
     gather(&mut part.pods, pod_metas);
-    gather(&mut part.workloads, workloads);
 }
 
 #[derive(Deserialize)]

@@ -12,11 +12,11 @@ use anyhow::Result;
 use clap::Args;
 use jiff::Timestamp;
 
-use crate::analyze::check::{self, Finding, Mechanism, Severity, Summary};
+use crate::analyze::check::{self, Finding, Mechanism, Severity, StallForest, Summary};
 use crate::analyze::lease::LeaseSnapshot;
 use crate::analyze::lease_report::{self, LeaseRow};
 use crate::analyze::overlap::{self, Options};
-use crate::analyze::owner_graph::{self, Graph};
+use crate::analyze::owner_graph::{self, Graph, Object};
 use crate::analyze::sequence::{TraceObject, TraceSnapshot};
 use crate::analyze::silence::{Accepted, Rules};
 use crate::analyze::stall::{LeaseKey, LeaseLookup, LeaseVerdict, Stall, judge, lease_for_manager, stalls_kept};
@@ -214,7 +214,7 @@ pub async fn collect(
                 owner_part(&snap, &graph, stuck_after, &mut part);
             }
             let traced = plan.trace.then(|| {
-                let (forest, stalls) = stall_part(&snap, workloads, now, args.stall_after, &mut part);
+                let (forest, stalls) = stall_part(&snap, workloads, &graph.objects, now, args.stall_after, &mut part);
                 let lookups = lease_lookups(&snap, &stalls, &scope);
                 if lookups.missing.is_empty() {
                     part.add(judged_stalls(&forest, &stalls, &lookups.found, now));
@@ -368,14 +368,19 @@ fn lease_rows(snap: &fetch::Snapshot, graph: &Graph, now: Timestamp) -> Vec<Leas
 fn stall_part(
     snap: &fetch::Snapshot,
     workloads: fetch::Pages<TraceObject>,
+    objects: &[Object],
     now: Timestamp,
     stall_after: Duration,
     part: &mut Part,
 ) -> (TraceSnapshot, Vec<Stall>) {
-    let forest = check::workload_snapshot(fetch::flatten(workloads));
-    part.count_kinds(Mechanism::Trace, forest.objects.iter().map(|o| &*o.kind));
+    let StallForest { forest, live_pods, pods } =
+        check::stall_forest(fetch::flatten(workloads), objects, &snap.unscheduled);
+    part.count_kinds(Mechanism::Trace, forest.objects.iter().map(|o| &*o.kind).filter(|&k| k != "Pod"));
+    if pods > 0 {
+        part.counts.push((Mechanism::Trace, "Pod".into(), pods));
+    }
     let keep = |o: &TraceObject, kind| check::keep_stall(o, kind, &snap.unscheduled);
-    let found = stalls_kept(&forest, now, stall_after.as_secs() as i64, keep);
+    let found = stalls_kept(&forest, &live_pods, now, stall_after.as_secs() as i64, keep);
     (forest, found)
 }
 
