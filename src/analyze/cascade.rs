@@ -300,7 +300,7 @@ mod tests {
                 (Just(n), proptest::collection::vec(refs, n))
             })
             .prop_map(|(n, refs)| {
-                let objects = refs
+                let objects: Vec<crate::analyze::owner_graph::Object> = refs
                     .into_iter()
                     .enumerate()
                     .map(|(i, rs)| {

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use super::chunked::Chunked;
 use super::codes;
 use super::fields::{Contest, ContestKind};
 use super::lease::{LeaseClass, LeaseState};
@@ -423,7 +424,7 @@ pub struct StallForest {
 /// only pods whose stalls check stands behind. Every other pod counts toward its controller's
 /// live pods and is left out: a trace object for each of the envelope's 150,000 pods held
 /// about 60 MB.
-pub fn stall_forest(workloads: Vec<TraceObject>, objects: &[Object], unscheduled: &Unscheduled) -> StallForest {
+pub fn stall_forest(workloads: Vec<TraceObject>, objects: &Chunked<Object>, unscheduled: &Unscheduled) -> StallForest {
     let is_pod = |o: &&Object| &*o.kind == "Pod" && o.group().is_empty();
     let mut all = workloads;
     all.extend(objects.iter().filter(is_pod).filter(|p| unscheduled.contains_object(p)).map(pod_object));
@@ -627,14 +628,14 @@ mod tests {
             |uid: &str, name: &str| obj(uid, "Pod", Some("a"), name, &[("ReplicaSet", "web", rs_uid, true, true)]);
         let mut deleting = under("p3", "web-3");
         deleting.deletion = Deletion::new(Some("2026-01-01T00:00:00Z".parse().unwrap()), Vec::new());
-        let objects = vec![
+        let objects: Chunked<Object> = Chunked::from(vec![
             under("p1", "web-1"),
             under("p2", "web-2"),
             deleting,
             obj("p4", "Pod", Some("a"), "lone", &[]),
             obj(rs_uid, "ReplicaSet", Some("a"), "web", &[]),
             obj("p5", "Pod", Some("a"), "other", &[("ReplicaSet", "x", "not-listed", true, true)]),
-        ];
+        ]);
         let set = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<hashbrown::HashSet<_>>();
 
         let f = stall_forest(vec![rs()], &objects, &Unscheduled::uids(set(&["p2", "p9"])));

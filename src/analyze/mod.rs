@@ -3,6 +3,7 @@
 pub mod blame;
 pub mod cascade;
 pub mod check;
+pub mod chunked;
 pub mod codes;
 pub mod field_watch;
 pub mod fields;

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
+use super::chunked::Chunked;
 use super::intern::Interner;
 use super::uid::Uid;
 
@@ -175,7 +176,8 @@ impl RefState {
 
 #[derive(Debug)]
 pub struct Graph {
-    pub objects: Vec<Object>,
+    /// By index, as every other table here names them (see [`Chunked`]).
+    pub objects: Chunked<Object>,
     /// refs[i][k]: how object i's k-th reference resolves.
     pub refs: Rows<RefState>,
     /// links[i]: (dependent, reference index) of every reference naming object i's uid.
@@ -199,7 +201,7 @@ fn key_of(o: &Object) -> Key<'_> {
 }
 
 impl ByKey {
-    fn insert(&mut self, objects: &[Object], i: usize) {
+    fn insert(&mut self, objects: &Chunked<Object>, i: usize) {
         let key = key_of(&objects[i]);
         let hasher = &self.hasher;
         let entry = self.table.entry(
@@ -216,13 +218,14 @@ impl ByKey {
         }
     }
 
-    fn get(&self, objects: &[Object], key: Key<'_>) -> Option<usize> {
+    fn get(&self, objects: &Chunked<Object>, key: Key<'_>) -> Option<usize> {
         self.table.find(self.hasher.hash_one(key), |&j| key_of(&objects[j]) == key).copied()
     }
 }
 
 impl Graph {
-    pub fn build(objects: Vec<Object>, coverage: &Coverage) -> Graph {
+    pub fn build(objects: impl Into<Chunked<Object>>, coverage: &Coverage) -> Graph {
+        let objects = objects.into();
         let mut by_uid: FastMap<&Uid, usize> = FastMap::with_capacity(objects.len());
         let mut by_key =
             ByKey { table: HashTable::with_capacity(objects.len()), hasher: DefaultHashBuilder::default() };
@@ -276,7 +279,7 @@ impl Graph {
 fn resolve(
     dependent: &Object,
     r: &OwnerRef,
-    objects: &[Object],
+    objects: &Chunked<Object>,
     by_uid: &FastMap<&Uid, usize>,
     by_key: &ByKey,
     coverage: &Coverage,
@@ -935,7 +938,7 @@ pub mod tests {
 
     /// The graph of `objects` listed in `order`, and every finding in it.
     fn listed_in(objects: &[Object; 3], order: [usize; 3]) -> (Graph, Vec<Finding>) {
-        let g = Graph::build(order.iter().map(|&i| objects[i].clone()).collect(), &coverage());
+        let g = Graph::build(order.iter().map(|&i| objects[i].clone()).collect::<Vec<_>>(), &coverage());
         let f = findings(&g, &[0, 1, 2], None, 300);
         (g, f)
     }
@@ -989,7 +992,7 @@ pub mod tests {
         (1usize..9)
             .prop_flat_map(|n| (Just(n), proptest::collection::vec(proptest::collection::vec(0..n + 1, 0..3), n)))
             .prop_map(|(n, refs)| {
-                let objects = refs
+                let objects: Vec<Object> = refs
                     .into_iter()
                     .enumerate()
                     .map(|(i, rs)| {

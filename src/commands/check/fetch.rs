@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use super::Plan;
 use super::whole;
 use crate::analyze::check::Unscheduled;
+use crate::analyze::chunked::Chunked;
 use crate::analyze::intern::ListNames;
 use crate::analyze::lease::LeaseSnapshot;
 use crate::analyze::lease_report::CandidateSnapshot;
@@ -37,7 +38,7 @@ use crate::connect::{Accept, RequestError, Session};
 pub struct Snapshot {
     pub server_time: Option<Timestamp>,
     /// Every object listed, for the owner graph (and holder pods' controller chains).
-    pub objects: Vec<Object>,
+    pub objects: Chunked<Object>,
     pub coverage: Coverage,
     pub skipped: Vec<Skipped>,
     pub controllers: Vec<Controller>,
@@ -247,7 +248,7 @@ pub async fn snapshot(
     progress.clear();
     let (json, meta) = (json?, meta?);
     let (mut snap, gathered, tally) = absorbed.into_inner();
-    snap.objects = flatten(gathered.objects);
+    snap.objects = Chunked::from_pages(gathered.objects);
     snap.pods = gathered.pods;
     snap.workloads = gathered.workloads;
     snap.coverage = Coverage { served: served(resources), listed: KindMap::new() };

@@ -13,6 +13,7 @@ use clap::Args;
 use jiff::Timestamp;
 
 use crate::analyze::check::{self, Finding, Mechanism, Severity, StallForest, Summary};
+use crate::analyze::chunked::Chunked;
 use crate::analyze::lease::LeaseSnapshot;
 use crate::analyze::lease_report::{self, LeaseRow};
 use crate::analyze::overlap::{self, Options};
@@ -368,7 +369,7 @@ fn lease_rows(snap: &fetch::Snapshot, graph: &Graph, now: Timestamp) -> Vec<Leas
 fn stall_part(
     snap: &fetch::Snapshot,
     workloads: fetch::Pages<TraceObject>,
-    objects: &[Object],
+    objects: &Chunked<Object>,
     now: Timestamp,
     stall_after: Duration,
     part: &mut Part,

@@ -13,12 +13,13 @@ use serde::de::DeserializeOwned;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
+use crate::analyze::chunked::Chunked;
 use crate::analyze::intern::ListNames;
 use crate::analyze::object_status::{Health, status};
 use crate::analyze::owner_graph::{Coverage, Deletion, Graph, KindMap, KindRef, Listed, Object, OwnerRef};
 use crate::analyze::resource_ref::ApiResource;
 use crate::analyze::uid::Uid;
-use crate::connect::list::{METADATA_PAGE_SIZE, Pages, flatten, gather, list_all_digested, list_all_paged, page_size};
+use crate::connect::list::{METADATA_PAGE_SIZE, Pages, gather, list_all_digested, list_all_paged, page_size};
 use crate::connect::{Accept, Session};
 use crate::output::counted;
 
@@ -45,7 +46,7 @@ pub enum Scope {
 pub use crate::connect::Skipped;
 
 pub struct Snapshot {
-    pub objects: Vec<Object>,
+    pub objects: Chunked<Object>,
     pub coverage: Coverage,
     pub skipped: Vec<Skipped>,
     pub server_time: Option<Timestamp>,
@@ -269,7 +270,7 @@ where
 pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> anyhow::Result<Snapshot> {
     let types = plan(all);
     let progress = Progress::new(types.len());
-    // Page by page, moved once at the end (see [`Pages`]).
+    // Page by page, moved into chunks at the end (see [`Chunked`]).
     let to_objects = |pages: &mut Pages<Object>, r: &ApiResource, items: Vec<Item>| {
         let mut names = ListNames::for_resource(r);
         gather(pages, items.into_iter().map(|i| i.metadata.into_object(&mut names)).collect());
@@ -281,7 +282,7 @@ pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> 
     progress.clear();
     let lists = lists?;
     Ok(Snapshot {
-        objects: flatten(pages),
+        objects: Chunked::from_pages(pages),
         coverage: Coverage { served: served(all), listed: lists.listed },
         skipped: lists.skipped,
         server_time: lists.server_time,
