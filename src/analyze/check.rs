@@ -427,7 +427,9 @@ pub struct StallForest {
 pub fn stall_forest(workloads: Vec<TraceObject>, objects: &Chunked<Object>, unscheduled: &Unscheduled) -> StallForest {
     let is_pod = |o: &&Object| &*o.kind == "Pod" && o.group().is_empty();
     let mut all = workloads;
-    all.extend(objects.iter().filter(is_pod).filter(|p| unscheduled.contains_object(p)).map(pod_object));
+    all.extend(
+        objects.iter().filter(is_pod).filter(|p| unscheduled.contains_object(p)).map(TraceObject::from_metadata),
+    );
     let forest = workload_snapshot(all);
     let by_uid: hashbrown::HashMap<Uid, usize> =
         forest.objects.iter().enumerate().map(|(i, o)| (Uid::new(&o.uid), i)).collect();
@@ -443,21 +445,6 @@ pub fn stall_forest(workloads: Vec<TraceObject>, objects: &Chunked<Object>, unsc
         }
     }
     StallForest { forest, live_pods, pods }
-}
-
-/// A pod's node in the forest, from what its metadata told the owner graph.
-fn pod_object(o: &Object) -> TraceObject {
-    TraceObject {
-        uid: o.uid.to_string(),
-        api_version: o.api_version.clone(),
-        kind: o.kind.clone(),
-        namespace: o.namespace.clone(),
-        name: o.name.clone(),
-        controller_uid: o.owner_refs.iter().find(|r| r.is_controller()).map(|c| c.uid.to_string()),
-        created: o.created,
-        deleting: o.deleting_since(),
-        ..Default::default()
-    }
 }
 
 /// The stalls `check` can stand behind without each pod's spec and status: controller
@@ -644,8 +631,9 @@ mod tests {
         assert_eq!(f.forest.parent, [None, Some(0)]);
         assert_eq!(f.forest.objects[1].controller_uid.as_deref(), Some(rs_uid));
         assert_eq!((f.live_pods.as_slice(), f.pods), ([2, 0].as_slice(), 5));
-        let every_pod: Vec<TraceObject> =
-            std::iter::once(rs()).chain(objects.iter().filter(|o| &*o.kind == "Pod").map(pod_object)).collect();
+        let every_pod: Vec<TraceObject> = std::iter::once(rs())
+            .chain(objects.iter().filter(|o| &*o.kind == "Pod").map(TraceObject::from_metadata))
+            .collect();
         assert_eq!(live_pods(&workload_snapshot(every_pod))[0], f.live_pods[0]);
 
         let by_name = stall_forest(vec![rs()], &objects, &Unscheduled::names("a".into(), set(&["lone", "web-1"])));

@@ -15,6 +15,8 @@ use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::owner_graph::Object;
+
 /// Annotations that carry a causal trace when a writer sets them (shown, not required).
 pub const TRACE_ANNOTATIONS: &[&str] = &["tracing.k8s.io/traceparent", "kausality.io/trace"];
 
@@ -96,6 +98,22 @@ pub struct TraceObject {
 }
 
 impl TraceObject {
+    /// What the owner graph's metadata knew of an object not read whole: trace's Secrets,
+    /// ConfigMaps and objects that could not be read, check's unscheduled pods.
+    pub fn from_metadata(o: &Object) -> TraceObject {
+        TraceObject {
+            uid: o.uid.to_string(),
+            api_version: o.api_version.clone(),
+            kind: o.kind.clone(),
+            namespace: o.namespace.clone(),
+            name: o.name.clone(),
+            controller_uid: o.owner_refs.iter().find(|r| r.is_controller()).map(|r| r.uid.to_string()),
+            created: o.created,
+            deleting: o.deleting_since(),
+            ..Default::default()
+        }
+    }
+
     pub fn group(&self) -> &str {
         super::owner_graph::group_of(&self.api_version)
     }

@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use crate::analyze::lease::LeaseSnapshot;
-use crate::analyze::owner_graph::{Graph, Object, Walk, tree};
+use crate::analyze::owner_graph::{Graph, Walk, tree};
 use crate::analyze::resource_ref::ApiResource;
 use crate::analyze::sequence::{EventSnap, TraceObject, TraceSnapshot, event_from_json, object_from_json};
 use crate::analyze::sequence_text::with_type;
@@ -101,7 +101,7 @@ pub async fn subtree(
                 with_type(&mut v, &o.api_version, &o.kind);
                 object_from_json(&v)
             }
-            None => from_metadata(o),
+            None => TraceObject::from_metadata(o),
         };
         at_depth.push(snap.objects.len());
         snap.objects.push(object);
@@ -112,22 +112,6 @@ pub async fn subtree(
     snap.events = events.into_iter().filter(|e| uids.contains(e.object_uid.as_str())).collect();
     skipped.sort_by(|a, b| a.resource.cmp(&b.resource));
     Ok(Fetched { snap, leases, skipped, server_time: listed.server_time, scope })
-}
-
-/// What the metadata list knew, for an object not read whole (Secrets, ConfigMaps, or
-/// one that could not be read).
-fn from_metadata(o: &Object) -> TraceObject {
-    TraceObject {
-        uid: o.uid.to_string(),
-        api_version: o.api_version.clone(),
-        kind: o.kind.clone(),
-        namespace: o.namespace.clone(),
-        name: o.name.clone(),
-        controller_uid: o.owner_refs.iter().find(|r| r.is_controller()).map(|r| r.uid.to_string()),
-        created: o.created,
-        deleting: o.deleting_since(),
-        ..Default::default()
-    }
 }
 
 /// Above this many objects one list of the scope's Events beats one list per object.
