@@ -6,6 +6,7 @@ pub mod duration;
 mod gzip;
 pub mod kubeconfig;
 pub mod list;
+pub mod pace;
 pub mod protobuf;
 pub mod proxy;
 pub mod request;
@@ -161,7 +162,7 @@ impl Session {
                 let listed = list(collection(Some(&ns))).await;
                 (ns, listed)
             })
-            .buffered(8)
+            .buffered(pace::FAN_OUT)
             .collect()
             .await;
         let mut merged = Listed { items: Vec::new(), server_time: None, resource_version: String::new(), restarts: 0 };

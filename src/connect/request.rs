@@ -15,6 +15,7 @@ use http::{Method, Request, StatusCode, header};
 use jiff::Timestamp;
 
 use super::kubeconfig::Target;
+use super::pace::Gate;
 use super::retry::{self, Attempts, Cause};
 use super::transport::Wire;
 
@@ -249,6 +250,9 @@ pub struct Conn {
     /// Since when watches on this connection have been waiting for the server to come back:
     /// several watches (trace) share one outage, said once when it starts and once when it ends.
     outage: Arc<Mutex<Option<Instant>>>,
+    /// How many requests are in flight at once, shared by every clone ([`super::pace`]).
+    /// Watches stay out of it: they are open for as long as the run.
+    gate: Arc<Gate>,
 }
 
 /// Requests the server throttled (429) at least once, and those still throttled when their
@@ -291,6 +295,7 @@ impl Conn {
             gzip: !target.config.disable_compression,
             lost: Arc::default(),
             outage: Arc::default(),
+            gate: Arc::default(),
         })
     }
 
@@ -343,7 +348,7 @@ impl Conn {
         let line = Self::trace_line(&request);
         let started = Self::trace_clock();
         let response = self.bounded(&Method::GET, path, self.respond(request)).await.inspect_err(|e| self.note(e))?;
-        Self::trace(line, response.extensions().get::<Wire>(), None, started);
+        Self::trace(line, response.extensions().get::<Wire>(), None, started, Some(response.status().as_u16()));
         Ok(WatchStream { body: response.into_body(), buffer: Vec::new() })
     }
 
@@ -401,8 +406,9 @@ impl Conn {
     /// Appends a request to the file KUBECTL_COORD_TRACE names, if any: one line of method,
     /// Accept, path, then the protocol, the body's bytes on the wire (compressed when the
     /// server compressed it) and decoded (none for a watch, whose body streams on), and
-    /// when it started and ended (ms after the first request; the benchmarks' critical path).
-    fn trace(line: String, wire: Option<&Wire>, decoded: Option<usize>, started: f64) {
+    /// when it started and ended (ms after the first request; the benchmarks' critical path),
+    /// and the HTTP status (`-` when none came: the benchmarks count the 429s).
+    fn trace(line: String, wire: Option<&Wire>, decoded: Option<usize>, started: f64, status: Option<u16>) {
         static TRACE: OnceLock<Option<Mutex<std::fs::File>>> = OnceLock::new();
         let file = TRACE.get_or_init(|| {
             let path = std::env::var_os("KUBECTL_COORD_TRACE")?;
@@ -416,7 +422,8 @@ impl Conn {
                 (Some(w), Some(d)) => format!("{}\t{d}", w.bytes()),
                 _ => "-\t-".into(),
             };
-            let _ = writeln!(f, "{line}\t{protocol}\t{bytes}\t{started:.1}\t{:.1}", Self::trace_clock());
+            let status = status.map_or("-".to_string(), |s| s.to_string());
+            let _ = writeln!(f, "{line}\t{protocol}\t{bytes}\t{started:.1}\t{:.1}\t{status}", Self::trace_clock());
         }
     }
 
@@ -429,10 +436,20 @@ impl Conn {
         let mut so_far = Attempts::default();
         let mut throttled = false;
         loop {
+            // Room first, then the attempt: --request-timeout bounds the attempt, not the wait.
+            let pass = self.gate.enter().await;
             let e = match self.bounded(&method, &path, self.send_once(copy(&request), &method, &path)).await {
-                Ok(reply) => return Ok(reply),
+                Ok((reply, http1)) => {
+                    pass.answered(http1);
+                    return Ok(reply);
+                }
                 Err(e) => e,
             };
+            match e.code() {
+                Some(429 | 503) => pass.overloaded(),
+                Some(_) => pass.answered(false),
+                None => drop(pass),
+            }
             let cause = retry::cause(e.code(), e.failure == (Failure::Unreachable { closed: true }));
             if cause == Cause::Throttled && !throttled {
                 throttled = true;
@@ -456,18 +473,25 @@ impl Conn {
         }
     }
 
-    async fn send_once(&self, request: Request<Vec<u8>>, method: &Method, path: &str) -> Result<Reply, RequestError> {
+    /// One attempt: the reply, and whether it came over HTTP/1.1.
+    async fn send_once(
+        &self,
+        request: Request<Vec<u8>>,
+        method: &Method,
+        path: &str,
+    ) -> Result<(Reply, bool), RequestError> {
         let line = Self::trace_line(&request);
         let started = Self::trace_clock();
         let response = match self.respond(request).await {
             Ok(r) => r,
             Err(e) => {
                 // Failed requests are traced too (protocol and bytes unknown).
-                Self::trace(line, None, None, started);
+                Self::trace(line, None, None, started, e.code());
                 return Err(e);
             }
         };
         let wire = response.extensions().get::<Wire>().cloned();
+        let status = response.status().as_u16();
         let server_time = response
             .headers()
             .get(header::DATE)
@@ -494,8 +518,9 @@ impl Conn {
         } else {
             body
         };
-        Self::trace(line, wire.as_ref(), Some(body.len()), started);
-        Ok(Reply { body, protobuf, server_time })
+        Self::trace(line, wire.as_ref(), Some(body.len()), started, Some(status));
+        let http1 = wire.is_some_and(|w| w.protocol != http::Version::HTTP_2);
+        Ok((Reply { body, protobuf, server_time }, http1))
     }
 
     /// Sends a request and returns a successful response; every failure (transport,

@@ -32,6 +32,7 @@ use crate::commands::owners::fetch::{
 };
 use crate::connect::list::gather;
 pub use crate::connect::list::{Pages, flatten};
+use crate::connect::pace::FAN_OUT;
 use crate::connect::{Accept, RequestError, Session};
 
 #[derive(Default)]
@@ -187,9 +188,9 @@ type Whole<'a> = Item<IgnoredAny, IgnoredAny, Option<&'a RawValue>>;
 /// the annotations that silence findings.
 type MetaItem = Item<LabelPairs, IgnoreAnnotations>;
 
-/// Lists in flight at once: whole objects and metadata lists each have their own share.
+/// Whole-object lists handed to the gate at once: four, as when the envelope's memory was
+/// measured, since a page of whole objects is megabytes. Metadata lists go as the gate allows.
 const FULL_CONCURRENCY: usize = 4;
-const METADATA_CONCURRENCY: usize = 8;
 
 pub async fn snapshot(
     session: &Session,
@@ -235,7 +236,7 @@ pub async fn snapshot(
             &meta_resources,
             scope,
             |_| Accept::MetadataList,
-            METADATA_CONCURRENCY,
+            FAN_OUT,
             &progress,
             Intake {
                 page: move |part: &mut Digested, r: &ApiResource, items| read_metadata(&plan, part, r, items),

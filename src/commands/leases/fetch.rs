@@ -13,10 +13,8 @@ use serde::Deserialize;
 use crate::analyze::lease::LeaseSnapshot;
 use crate::analyze::lease_report::{CandidateSnapshot, HolderPod, Workload};
 use crate::connect::list::{encode, list_all, list_names};
+use crate::connect::pace::FAN_OUT;
 use crate::connect::{Accept, Fallback, RequestError, Session, Skipped};
-
-/// How many lookups run at once.
-const CONCURRENCY: usize = 8;
 
 pub fn collection_path(session: &Session) -> String {
     leases_in((!session.all_namespaces).then_some(session.namespace.as_str()))
@@ -101,7 +99,7 @@ pub async fn holder_pods(
             let found = holder_pod(session, &ns, &name).await;
             ((ns, name), found)
         })
-        .buffer_unordered(CONCURRENCY)
+        .buffer_unordered(FAN_OUT)
         .collect()
         .await;
     let mut out = BTreeMap::new();
@@ -248,7 +246,7 @@ pub async fn nodes_exist(
             let r = session.conn.get(&format!("/api/v1/nodes/{name}"), Accept::Metadata).await;
             (name, r)
         })
-        .buffer_unordered(CONCURRENCY)
+        .buffer_unordered(FAN_OUT)
         .collect()
         .await;
     let mut out = BTreeMap::new();
