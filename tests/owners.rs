@@ -162,6 +162,23 @@ fn custom_resource_owns_namespaced_and_cluster_scoped_objects() {
         let cm = report["nodes"].as_array().unwrap().iter().find(|n| n["kind"] == "ConfigMap").unwrap();
         assert_eq!(cm["namespace"], ns.as_str());
     }
+    // Up from the namespaced ConfigMap: its namespace is listed, then the cluster-scoped kind
+    // it names as owner (Stack), and no other cluster-scoped type.
+    let trace = c.dir.join(format!("{ns}-up-trace.txt"));
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));
+    cmd.args(["owners", "cm/settings", "-n", &ns, "--up", "-o", "json"])
+        .env("KUBECONFIG", c.kubeconfig("viewer"))
+        .env("KUBECTL_COORD_TRACE", &trace);
+    let up = common::Run::of(cmd).ok().json();
+    assert_eq!(up["complete"], true);
+    assert_eq!(
+        kinds_and_names(&up, "nodes"),
+        [("Stack".to_string(), stack.clone()), ("ConfigMap".into(), "settings".into())].into()
+    );
+    let sent = std::fs::read_to_string(&trace).unwrap();
+    assert!(sent.contains("/apis/coord.test/v1/stacks?"), "{sent}");
+    assert!(!sent.contains("/apis/rbac.authorization.k8s.io/v1/clusterroles?"), "{sent}");
+
     let table = c.coord("viewer", &["owners", &format!("stk/{stack}")]).ok().stdout;
     let header = table.lines().next().unwrap();
     assert!(header.contains("NAMESPACE"), "the tree spans namespaces: {table}");

@@ -16,16 +16,13 @@ use serde_json::Value;
 use crate::analyze::chunked::Chunked;
 use crate::analyze::intern::ListNames;
 use crate::analyze::object_status::{Health, status};
-use crate::analyze::owner_graph::{Coverage, Deletion, Graph, KindMap, KindRef, Listed, Object, OwnerRef};
+use crate::analyze::owner_graph::{Coverage, Deletion, Graph, KindMap, KindRef, Listed, Object, OwnerRef, group_of};
 use crate::analyze::resource_ref::ApiResource;
 use crate::analyze::uid::Uid;
 use crate::connect::list::{METADATA_PAGE_SIZE, Pages, gather, list_all_digested, list_all_paged, page_size};
+use crate::connect::pace::FAN_OUT;
 use crate::connect::{Accept, Session};
 use crate::output::counted;
-
-/// Lists in flight at once: enough to hide latency, few enough not to trip the
-/// server's max-in-flight limit or priority-and-fairness queues on a busy cluster.
-const CONCURRENCY: usize = 8;
 
 /// Groups whose objects are never owners or dependents, or duplicate another group's.
 const SKIPPED_GROUPS: &[&str] = &["events.k8s.io", "metrics.k8s.io"];
@@ -150,19 +147,24 @@ pub fn served(resources: &[ApiResource]) -> KindMap<bool> {
 /// Counts listed types on stderr when it is a terminal ("listing 12/48 resource types").
 pub struct Progress {
     done: AtomicUsize,
-    total: usize,
+    total: AtomicUsize,
     shown: bool,
 }
 
 impl Progress {
     pub fn new(total: usize) -> Progress {
-        Progress { done: AtomicUsize::new(0), total, shown: std::io::stderr().is_terminal() }
+        Progress { done: AtomicUsize::new(0), total: AtomicUsize::new(total), shown: std::io::stderr().is_terminal() }
+    }
+
+    /// More types to list than were planned at first (an owner tree's cluster-scoped owners).
+    fn add(&self, more: usize) {
+        self.total.fetch_add(more, Ordering::Relaxed);
     }
 
     fn tick(&self) {
         let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         if self.shown {
-            eprint!("\r\x1b[Klisting {n}/{} resource types", self.total);
+            eprint!("\r\x1b[Klisting {n}/{} resource types", self.total.load(Ordering::Relaxed));
         }
     }
 
@@ -267,26 +269,95 @@ where
     Ok(out)
 }
 
-pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope) -> anyhow::Result<Snapshot> {
-    let types = plan(all);
-    let progress = Progress::new(types.len());
+/// Which types a snapshot lists, for a scope of one namespace. Every answer also lists the
+/// namespaced types in it; cluster-scoped types are what the choice is about (there are
+/// tens of them, and a CRD-heavy cluster has many more).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Every type: a scan's findings are about cluster-scoped objects too.
+    Everything,
+    /// What can depend on a namespaced object: its namespace's objects only. The garbage
+    /// collector resolves a namespaced owner in the dependent's own namespace, and never for
+    /// a cluster-scoped dependent (`owners --all -A` and `check -A` report that one).
+    Dependents,
+    /// [`Reach::Dependents`], then the cluster-scoped kinds those objects name as owners
+    /// (and the kinds those name, and so on): an object's owners, up to its roots.
+    Tree,
+}
+
+pub async fn snapshot(session: &Session, all: &[ApiResource], scope: &Scope, reach: Reach) -> anyhow::Result<Snapshot> {
+    let planned = plan(all);
+    let (mut types, mut later): (Vec<ApiResource>, Vec<ApiResource>) = match (scope, reach) {
+        (Scope::Namespace(_), Reach::Dependents | Reach::Tree) => planned.into_iter().partition(|r| r.namespaced),
+        _ => (planned, Vec::new()),
+    };
+    let served = served(all);
+    let progress = Progress::new(0);
+    let mut pages = Vec::new();
+    let mut lists = Lists { listed: KindMap::new(), skipped: Vec::new(), server_time: None };
+    while !types.is_empty() {
+        let read = read_objects(session, &types, scope, &progress, &mut pages).await;
+        let read = match read {
+            Ok(read) => read,
+            Err(e) => {
+                progress.clear();
+                return Err(e);
+            }
+        };
+        lists.listed.extend(read.listed);
+        lists.skipped.extend(read.skipped);
+        lists.server_time = lists.server_time.or(read.server_time);
+        if reach != Reach::Tree {
+            break;
+        }
+        let wanted = owner_kinds_unlisted(pages.iter().flatten(), &served, &lists.listed);
+        (types, later) = later.into_iter().partition(|r| wanted.contains(&(r.group.clone(), r.kind.clone())));
+    }
+    progress.clear();
+    lists.skipped.sort_by(|a, b| a.resource.cmp(&b.resource));
+    Ok(Snapshot {
+        objects: Chunked::from_pages(pages),
+        coverage: Coverage { served, listed: lists.listed },
+        skipped: lists.skipped,
+        server_time: lists.server_time,
+    })
+}
+
+/// Lists `types` metadata-only into `pages`, as owner-graph objects.
+async fn read_objects(
+    session: &Session,
+    types: &[ApiResource],
+    scope: &Scope,
+    progress: &Progress,
+    pages: &mut Vec<Vec<Object>>,
+) -> anyhow::Result<Lists> {
+    progress.add(types.len());
     // Page by page, moved into chunks at the end (see [`Chunked`]).
     let to_objects = |pages: &mut Pages<Object>, r: &ApiResource, items: Vec<Item>| {
         let mut names = ListNames::for_resource(r);
         gather(pages, items.into_iter().map(|i| i.metadata.into_object(&mut names)).collect());
     };
-    let mut pages = Vec::new();
     let absorb = |_: &ApiResource, part: Pages<Object>| pages.extend(part);
     let intake = Intake { page: to_objects, list: absorb };
-    let lists = list_types(session, &types, scope, |_| Accept::MetadataList, CONCURRENCY, &progress, intake).await;
-    progress.clear();
-    let lists = lists?;
-    Ok(Snapshot {
-        objects: Chunked::from_pages(pages),
-        coverage: Coverage { served: served(all), listed: lists.listed },
-        skipped: lists.skipped,
-        server_time: lists.server_time,
-    })
+    list_types(session, types, scope, |_| Accept::MetadataList, FAN_OUT, progress, intake).await
+}
+
+/// The kinds `objects` name as owners that are served and not listed yet: what an owner
+/// tree has still to read to reach its roots.
+pub fn owner_kinds_unlisted<'a>(
+    objects: impl Iterator<Item = &'a Object>,
+    served: &KindMap<bool>,
+    listed: &KindMap<Listed>,
+) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for r in objects.flat_map(|o| o.owner_refs.iter()) {
+        let group = group_of(&r.api_version);
+        let kind = KindRef(group, &r.kind);
+        if served.contains_key(&kind) && !listed.contains_key(&kind) {
+            out.insert((group.to_string(), r.kind.to_string()));
+        }
+    }
+    out
 }
 
 /// Status text for the printed `nodes`, from their full objects.
@@ -370,8 +441,44 @@ pub async fn full_objects(
                 }
             }
         })
-        .buffer_unordered(CONCURRENCY)
+        .buffer_unordered(FAN_OUT)
         .collect()
         .await;
     found.into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::owner_graph::tests::{coverage, obj};
+
+    #[test]
+    fn an_owner_tree_reads_only_the_cluster_scoped_kinds_named_as_owners() {
+        let mut listed = KindMap::new();
+        for kind in ["Deployment", "ReplicaSet"] {
+            listed.insert(("apps".to_string(), kind.to_string()), Listed::In(BTreeSet::from(["ns".to_string()])));
+        }
+        listed.insert(("".into(), "Pod".into()), Listed::In(BTreeSet::from(["ns".to_string()])));
+        let served = coverage().served;
+        let objects = [
+            obj("p1", "Pod", Some("ns"), "mirror", &[("Node", "n1", "n1", true, false)]),
+            obj("p2", "Pod", Some("ns"), "web-1", &[("ReplicaSet", "web", "rs", true, true)]),
+            obj(
+                "w1",
+                "Widget",
+                Some("ns"),
+                "w",
+                &[("Stack", "s", "s1", true, false), ("Gone", "g", "g1", false, false)],
+            ),
+        ];
+        let wanted = owner_kinds_unlisted(objects.iter(), &served, &listed);
+        // Node and Stack are cluster-scoped owners to read; ReplicaSet is read already and
+        // Gone is not served (the graph reports it as such).
+        let want: BTreeSet<(String, String)> =
+            [("", "Node"), ("example.com", "Stack")].iter().map(|(g, k)| (g.to_string(), k.to_string())).collect();
+        assert_eq!(wanted, want);
+        listed.insert(("".into(), "Node".into()), Listed::Everywhere);
+        listed.insert(("example.com".into(), "Stack".into()), Listed::Everywhere);
+        assert!(owner_kinds_unlisted(objects.iter(), &served, &listed).is_empty(), "nothing left to read");
+    }
 }

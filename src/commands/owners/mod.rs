@@ -23,8 +23,10 @@ use crate::output::{Printer, out};
 const LONG_ABOUT: &str = "\
 Show an object's owners up to the root(s) and its dependents down to the leaves, as the
 garbage collector sees them: references are resolved by kind, name and namespace and then
-checked by uid, across every resource type the server serves (CRDs and cluster-scoped types
-included), listed metadata-only.
+checked by uid, across the resource types the server serves (CRDs included), listed
+metadata-only. For a namespaced object, every namespaced type in its namespace (where all its
+dependents must be), then only the cluster-scoped types its owners belong to; for a
+cluster-scoped object, every type everywhere.
 
 An object with several owners is printed once and marked where it appears again.
 CONTROLLER and BLOCKS describe the reference from the row to the row it hangs under.
@@ -103,10 +105,14 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     } else {
         fetch::Scope::Namespace(session.namespace.clone())
     };
-    if scope != fetch::Scope::AllNamespaces {
-        session.check_namespace().await?;
-    }
-    let mut snap = fetch::snapshot(&session, &resources, &scope).await?;
+    // A namespaced object's dependents are all in its namespace; its owners may be
+    // cluster-scoped, and are found by following its references up.
+    let snapshot = fetch::snapshot(&session, &resources, &scope, fetch::Reach::Tree);
+    let mut snap = if scope == fetch::Scope::AllNamespaces {
+        snapshot.await?
+    } else {
+        session.checking_namespace(snapshot).await?
+    };
     snap.skipped.extend(resources.skipped());
     let server_time = snap.server_time;
     let graph = Graph::build(snap.objects, &snap.coverage);
@@ -162,7 +168,7 @@ async fn scan(session: &Session, printer: &Printer, stuck_after: std::time::Dura
         session.check_namespace().await?;
         fetch::Scope::Namespace(session.namespace.clone())
     };
-    let mut snap = fetch::snapshot(session, &resources, &scope).await?;
+    let mut snap = fetch::snapshot(session, &resources, &scope, fetch::Reach::Everything).await?;
     snap.skipped.extend(resources.skipped());
     let graph = Graph::build(snap.objects, &snap.coverage);
     let everything: Vec<usize> = (0..graph.objects.len()).collect();

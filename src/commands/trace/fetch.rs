@@ -17,8 +17,9 @@ use crate::analyze::sequence::{EventSnap, TraceObject, TraceSnapshot, event_from
 use crate::analyze::sequence_text::with_type;
 use crate::analyze::stall::{LeaseKey, LeaseLookup, lease_for_manager};
 use crate::commands::leases::fetch::{LeaseItem, leases_in, snapshot as lease_snapshot};
-use crate::commands::owners::fetch::{self as owners_fetch, Scope, Skipped};
+use crate::commands::owners::fetch::{self as owners_fetch, Reach, Scope, Skipped};
 use crate::connect::list::encode;
+use crate::connect::pace::FAN_OUT;
 use crate::connect::{Accept, Session};
 
 pub struct Fetched {
@@ -49,9 +50,10 @@ pub async fn subtree(
         Scope::AllNamespaces => None,
     };
     let listed = if scope == Scope::AllNamespaces {
-        owners_fetch::snapshot(session, resources, &scope).await?
+        owners_fetch::snapshot(session, resources, &scope, Reach::Dependents).await?
     } else {
-        session.checking_namespace(owners_fetch::snapshot(session, resources, &scope)).await?
+        // Down from a namespaced root: its namespace holds every dependent.
+        session.checking_namespace(owners_fetch::snapshot(session, resources, &scope, Reach::Dependents)).await?
     };
     let mut skipped = listed.skipped;
     let graph = Graph::build(listed.objects, &listed.coverage);
@@ -144,7 +146,7 @@ async fn events(
                 .map_err(why)?;
             Ok(listed.items.iter().map(event_from_json).collect())
         })
-        .buffer_unordered(8)
+        .buffer_unordered(FAN_OUT)
         .collect()
         .await;
     lists.into_iter().collect::<Result<Vec<_>, _>>().map(|l| l.into_iter().flatten().collect())
@@ -177,7 +179,7 @@ pub async fn leases(session: &Session, keys: BTreeSet<LeaseKey>) -> BTreeMap<Lea
             };
             (key.clone(), found)
         })
-        .buffer_unordered(8)
+        .buffer_unordered(FAN_OUT)
         .collect::<Vec<_>>();
     let (all, gets) = futures::join!(all, gets);
     let mut out: BTreeMap<LeaseKey, LeaseLookup> = gets.into_iter().collect();
