@@ -6,6 +6,7 @@
 #
 #   tests/cluster/build.sh             # build what is missing, print bin dir
 #   tests/cluster/build.sh --operators # also the third-party operators (up.sh --operators)
+#   tests/cluster/build.sh --peers     # also the benchmarks' peers (kubectl-tree)
 #   KUBECTL_COORD_CACHE=/x build.sh    # choose the cache root
 set -euo pipefail
 
@@ -50,8 +51,14 @@ build_set() {
   echo "$out/bin"
 }
 
-with_operators=false
-[[ ${1:-} == --operators ]] && with_operators=true
+with_operators=false with_peers=false
+for arg; do
+  case $arg in
+    --operators) with_operators=true ;;
+    --peers) with_peers=true ;;
+    *) echo "usage: build.sh [--operators] [--peers]" >&2; exit 2 ;;
+  esac
+done
 
 command -v go >/dev/null || { echo "build.sh: go is not installed (needed to build the control plane)" >&2; exit 1; }
 
@@ -136,5 +143,12 @@ if $with_operators; then
   ln -sfn "$(module_dir metrics-server sigs.k8s.io/metrics-server)" "$bin/src-metrics-server"
   ln -sfn "$(module_dir keda github.com/kedacore/keda/v2)" "$bin/src-keda"
   ln -sfn "$(GOTOOLCHAIN=go1.27.3 module_dir rollouts github.com/argoproj/argo-rollouts)" "$bin/src-rollouts"
+fi
+# The benchmarks' peer for owners, from the copy in peers/ (see its SOURCE.md).
+if $with_peers; then
+  tree=$here/peers/kubectl-tree
+  tree_bin=$(build_set kubectl-tree 552f016 "$(pin_hash "$tree" "$tree"/cmd/kubectl-tree/*.go)" "$tree" "-s -w" \
+    ./cmd/kubectl-tree)
+  ln -sf "$tree_bin/kubectl-tree" "$bin/kubectl-tree"
 fi
 echo "$bin"
