@@ -287,6 +287,27 @@ mod tests {
         assert_eq!(pace.limit(), START + 1);
     }
 
+    #[tokio::test]
+    async fn the_gate_holds_requests_past_the_limit_until_one_ends() {
+        let gate = Gate::default();
+        let mut passes = Vec::new();
+        for _ in 0..START {
+            passes.push(gate.enter().await);
+        }
+        let wait = Duration::from_millis(50);
+        assert!(tokio::time::timeout(wait, gate.enter()).await.is_err(), "no room past the limit");
+        // An answer ends one and grows the limit by one: room for two.
+        passes.pop().unwrap().answered(false);
+        let (a, b) = (gate.enter().await, gate.enter().await);
+        assert!(tokio::time::timeout(wait, gate.enter()).await.is_err());
+        // A pass dropped unanswered (a lost request) makes room without growing the limit.
+        drop(a);
+        let c = tokio::time::timeout(wait, gate.enter()).await.expect("room again");
+        assert_eq!(gate.lock().in_flight(), START + 1);
+        drop((b, c, passes));
+        assert_eq!(gate.lock().in_flight(), 0);
+    }
+
     proptest! {
         /// Whatever happens, the limit stays between the floor and the ceiling, and the count
         /// in flight is what was started and not finished.
