@@ -24,17 +24,22 @@
 # PDBs and custom resources, in .bench/envelope; every scan command -A at half and at
 # full size, one-object commands at full size, the control plane's memory and the load
 # time. COORD_ENVELOPE_FRACTION=0.01 shrinks it all for a dry run of the script.
+# --crds N: many types instead (scripts/bench-crds.sh): a small namespace, then N namespaced
+# CRDs, owners, check and trace on loopback and through the WAN link, beside kubectl-tree
+# (built from tests/cluster/peers), against the physical limit; in .bench/crds. It writes
+# the "Many types" section of docs/benchmarks-wan.md.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-runs=5 scale=1 keep=false link=loopback envelope=false
+runs=5 scale=1 keep=false link=loopback envelope=false crds=0
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --scale) scale=$2; shift 2; [[ $scale == envelope ]] && { envelope=true; scale=1; } ;;
     --keep) keep=true; shift ;;
     --link) link=$2; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--scale F|envelope] [--keep] [--link loopback|wan]" >&2; exit 2 ;;
+    --crds) crds=$2; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--scale F|envelope] [--keep] [--link loopback|wan] [--crds N]" >&2; exit 2 ;;
   esac
 done
 log() { printf '[bench] %s\n' "$*" >&2; }
@@ -45,6 +50,7 @@ coord="$root/target/release/kubectl-coord"
 dir="$root/.bench/cluster"
 fraction=${COORD_ENVELOPE_FRACTION:-1}
 $envelope && dir="$root/.bench/envelope"
+((crds > 0)) && dir="$root/.bench/crds"
 up_seconds=-
 if [[ ! -e $dir/pids ]]; then
   if $envelope; then
@@ -76,8 +82,8 @@ load() {
     -node-leases "$(size $((1000 * f / 2)))" -pdbs "$(size $((200 * f / 2)))" -widgets "$(size $((5000 * f / 2)))" \
     | tee "$work/load-$ns.txt" "$dir/load-$ns.txt" >&2
 }
-if $envelope; then
-  : # envelope() loads its own namespaces, in two halves
+if $envelope || ((crds > 0)); then
+  : # envelope() and many_types() load their own namespaces
 elif [[ $(cat "$dir/loaded" 2>/dev/null) != "$scale" ]]; then
   load bench-s 1
   load bench-l 2
@@ -111,7 +117,8 @@ restart_apiserver() {
   sleep 10
 }
 
-if [[ $link == wan ]]; then
+# start_wan: every client from here on (KUBECONFIG) reaches the API server through toxiproxy.
+start_wan() {
   api_port=$(awk -F= '/^API_PORT=/ {print $2}' "$dir/cluster.env")
   admin_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   wan_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -131,7 +138,8 @@ if [[ $link == wan ]]; then
   sed "s#https://127.0.0.1:$api_port#https://127.0.0.1:$wan_port#" "$dir/viewer.kubeconfig" > "$dir/wan.kubeconfig"
   export KUBECONFIG="$dir/wan.kubeconfig"
   log "measuring through toxiproxy: 127.0.0.1:$wan_port -> API 127.0.0.1:$api_port, 20 ms and 100 Mbit/s each way"
-fi
+}
+[[ $link == wan ]] && start_wan
 objects() { "$bin/kubectl" --kubeconfig "$admin" get "$(namespaced_types)" -n "$1" -o name 2>/dev/null | wc -l; }
 namespaced_types() {
   "$bin/kubectl" --kubeconfig "$admin" api-resources --verbs=list --namespaced=true -o name | grep -v '^events' | paste -sd, -
@@ -280,14 +288,16 @@ budget() {
 
 k="$bin/kubectl"
 $envelope && { source scripts/bench-envelope.sh; envelope; exit 0; }
+((crds > 0)) && { source scripts/bench-crds.sh; many_types; exit 0; }
 types=$(namespaced_types)
 count_s=$(objects bench-s); count_l=$(objects bench-l)
 count_all=$("$bin/kubectl" --kubeconfig "$admin" get "$types" -A -o name 2>/dev/null | wc -l)
 leases_all=$("$k" --kubeconfig "$admin" get leases -A --no-headers | wc -l)
 bench "leases" "$leases_all leases" "kubectl get lease -A" "$k get lease -A" -- leases -A
-bench "owners deployment" "bench-l: $count_l objects" "kubectl get (every type) -o json" "$k get $types -n bench-l -o json" \
+tree="$(bash tests/cluster/build.sh --peers)/kubectl-tree"
+bench "owners deployment" "bench-l: $count_l objects" "kubectl-tree" "$tree deployment app-00001 -n bench-l" \
   -- owners deploy/app-00001 -n bench-l
-bench "owners root" "bench-l: $count_l objects" "kubectl get (every type) -o json" "$k get $types -n bench-l -o json" \
+bench "owners root" "bench-l: $count_l objects" "kubectl-tree" "$tree widgets.bench.coord.test w-root -n bench-l" \
   -- owners widgets.bench.coord.test/w-root -n bench-l
 bench "owners --all s" "bench-s: $count_s objects" - - -- owners --all -n bench-s
 bench "owners --all l" "bench-l: $count_l objects" "kubectl get (every type) -o json" "$k get $types -n bench-l -o json" \
@@ -325,6 +335,8 @@ EOF
 
 if [[ $link == wan ]]; then
   out=docs/benchmarks-wan.md
+  # The many-types section (bench.sh --crds N) is kept when the rest is rewritten.
+  awk '/^## Many types/ { p = 1 } p' "$out" > "$work/many-types-kept.md" 2>/dev/null || true
   {
     echo "# Benchmarks over a WAN-like link"
     echo
@@ -352,6 +364,7 @@ if [[ $link == wan ]]; then
     printf '%s\n' "${rows[@]}" | awk -F'|' '
       { n++; r = $9 + 0; if (r <= 1.2) ok++; else over = over (over ? "; " : "") $2 "(" r ")" }
       END { printf "Within 1.2x: %d of %d rows.%s\n", ok, n, over ? " Above it:" over "." : "" }'
+    if [[ -s $work/many-types-kept.md ]]; then echo; cat "$work/many-types-kept.md"; fi
   } > "$out"
   kill "$toxi_pid" 2>/dev/null || true
   log "wrote $out"
@@ -404,10 +417,10 @@ awk '/^## The scalability envelope/ { p = 1 } p' "$out" > "$work/envelope-kept.m
     echo "- $ns: ${counts:-$(cat "$work/load-$ns.txt")}"
   done
   echo
-  echo "Peers: ahmetb/kubectl-tree and knight42/kubectl-blame are not served by the Go module"
-  echo "proxy reachable here (403 \"not available\"), so they could not be built. In their place:"
-  echo "for owners, \`kubectl get\` of every namespaced type with full objects, which is what"
-  echo "kubectl-tree reads (it lists full objects of every type, though in parallel); for fields"
+  echo "Peers: for owners of one object, ahmetb/kubectl-tree at 552f016, built from the copy of its"
+  echo "source in tests/cluster/peers (the Go module proxy here answers 403 for it); for \`owners --all\`,"
+  echo "\`kubectl get\` of every namespaced type with full objects, what kubectl-tree reads. knight42/kubectl-blame"
+  echo "is not served by the proxy either, so for fields"
   echo "on one object, \`kubectl get -o yaml --show-managed-fields\`. overlaps and the fields"
   echo "census have no peer (no tool does this). \`kubectl get lease -A\` is the leases peer. For"
   echo "trace, \`kubectl events --for\` (one object's Events, nothing linked) is the nearest kubectl has."
@@ -417,6 +430,39 @@ awk '/^## The scalability envelope/ { p = 1 } p' "$out" > "$work/envelope-kept.m
   echo
   echo "The same over a WAN-like link (20 ms and 100 Mbit/s each way): [benchmarks-wan.md](benchmarks-wan.md)."
   echo "Earlier runs, and what changed between them: [benchmarks-history.md](benchmarks-history.md)."
+  echo
+  cat <<'LISTS'
+## What each command lists
+
+Every list is paginated (limit and continue) and metadata-only where metadata suffices. A
+command's lists go out together, as many at once as the connection's pace allows
+(src/connect/pace.rs: 64 at first, one more for each prompt answer, halved once on a 429 or
+503, at most 250 over HTTP/2 and 8 over HTTP/1.1, where each is a connection of its own).
+Never listed: the events.k8s.io and metrics.k8s.io groups (a copy of core Events; figures,
+not objects), componentstatuses, and types that cannot be listed.
+
+- `leases`: the Leases in scope, whole (holder and renewal times are spec); a GET per holder
+  pod named, the Nodes of expired node leases (one list of Nodes past 20), and
+  LeaseCandidates where they are served.
+- `owners TYPE/NAME` of a namespaced object: every namespaced type in its namespace,
+  metadata-only, where all its dependents must be (the garbage collector resolves a
+  namespaced owner only in the dependent's own namespace, never for a cluster-scoped
+  dependent); then only the cluster-scoped kinds those objects name as owners, up to the
+  roots; then the printed rows whole, for their status. Of a cluster-scoped object: every
+  type everywhere, since its dependents may be in any namespace.
+- `owners --all`: every type in scope, and every cluster-scoped type: its findings are about
+  those objects too (a cluster-scoped dependent of a namespaced owner is one).
+- `trace TYPE/NAME`: as owners, downward only: for a namespaced root, its namespace's
+  namespaced types alone; then the tree's objects whole, their Events, and the
+  control-plane Leases.
+- `overlaps`: the controllers that select pods (Deployments, ReplicaSets, StatefulSets,
+  DaemonSets, ReplicationControllers, Jobs) and PDBs whole, since selectors and templates are
+  spec; pods metadata-only (labels).
+- `fields` without an object: the common workload kinds (Deployments, ReplicaSets,
+  StatefulSets, DaemonSets, Jobs, CronJobs, Services) metadata-only: managedFields is metadata.
+- `check`: each list once for every analysis: controllers, PDBs, Leases and LeaseCandidates
+  whole, every other type metadata-only, and one metadata list of the pods with no node.
+LISTS
   echo
   echo "## What the floor leaves for the client's CPU"
   echo
