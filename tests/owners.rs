@@ -451,14 +451,31 @@ fn limited_rights_print_what_is_readable_with_a_footer() {
     let ns = c.limited_namespace();
     c.apply(&configmap(&ns, "lim-owner", &[], &[]));
     let owner_uid = uid(&c, Some(&ns), "cm/lim-owner");
+    // Its namespace holds every dependent, and the limited user may read it: complete.
     c.apply(&configmap(&ns, "lim-dep", &[owner_ref("v1", "ConfigMap", "lim-owner", &owner_uid, true, true)], &[]));
+    let json = c.coord("limited", &["owners", "cm/lim-owner", "-n", &ns, "-o", "json"]).ok().json();
+    assert_eq!(json["complete"], true, "{json}");
+    assert_eq!(kinds_and_names(&json, "nodes").len(), 2, "{json}");
+    // A dependent that also names a Node as owner: nodes must be listed, which is forbidden.
+    let node_uid = uid(&c, None, "node/kwok-node-0");
+    c.apply(&configmap(
+        &ns,
+        "lim-dep",
+        &[
+            owner_ref("v1", "ConfigMap", "lim-owner", &owner_uid, true, true),
+            owner_ref("v1", "Node", "kwok-node-0", &node_uid, false, false),
+        ],
+        &[],
+    ));
     let run = c.coord("limited", &["owners", "cm/lim-owner", "-n", &ns]).ok();
     assert!(run.stdout.contains("└─ConfigMap") && run.stdout.contains("lim-dep"), "{}", run.stdout);
-    assert!(run.stderr.contains("not listed, forbidden:") && run.stderr.contains("namespaces"), "{}", run.stderr);
+    assert!(run.stderr.contains("not listed, forbidden:") && run.stderr.contains("nodes"), "{}", run.stderr);
     assert!(run.stderr.contains("may be incomplete"), "{}", run.stderr);
     let json = c.coord("limited", &["owners", "cm/lim-owner", "-n", &ns, "-o", "json"]).ok().json();
     assert_eq!(json["complete"], false);
-    assert!(json["skipped"].as_array().unwrap().iter().any(|s| s["resource"] == "nodes" && s["reason"] == "forbidden"));
+    let skipped = json["skipped"].as_array().unwrap();
+    assert!(skipped.iter().any(|s| s["resource"] == "nodes" && s["reason"] == "forbidden"), "{skipped:?}");
+    assert!(!skipped.iter().any(|s| s["resource"] == "namespaces"), "no other cluster-scoped type: {skipped:?}");
 }
 
 #[test]
