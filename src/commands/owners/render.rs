@@ -453,8 +453,20 @@ pub fn footer_lines(skipped: &[Skipped]) -> Vec<String> {
     }
     by_reason
         .into_iter()
-        .map(|(reason, names)| format!("not listed, {reason}: {}; the result may be incomplete", names.join(", ")))
+        .map(|(reason, names)| format!("not listed, {reason}: {}; the result may be incomplete", few(&names)))
         .collect()
+}
+
+/// How many names a warning spells out before it counts the rest.
+const SPELLED: usize = 5;
+
+/// `names`, joined; past a few of them a count instead, so that 300 forbidden CRDs make a
+/// line a person can read. The machine output's `skipped` keeps every one.
+fn few(names: &[String]) -> String {
+    if names.len() <= SPELLED + 1 {
+        return names.join(", ");
+    }
+    format!("{} and {} more (-o json lists them all)", names[..SPELLED].join(", "), names.len() - SPELLED)
 }
 
 #[cfg(test)]
@@ -464,6 +476,28 @@ mod tests {
     use crate::analyze::owner_graph::tests::{coverage, obj};
     use crate::analyze::owner_graph::{Walk, findings, tree};
     use crate::cli::OutputFormat;
+
+    /// Six names are spelled out; from seven on, five and a count.
+    #[test]
+    fn footer_counts_past_a_few_names() {
+        let skip = |i: usize| Skipped {
+            resource: format!("kind{i}.group.test"),
+            namespace: None,
+            reason: "forbidden".to_string(),
+        };
+        let six: Vec<_> = (0..6).map(skip).collect();
+        assert_eq!(
+            footer_lines(&six),
+            ["not listed, forbidden: kind0.group.test, kind1.group.test, kind2.group.test, kind3.group.test, \
+              kind4.group.test, kind5.group.test; the result may be incomplete"]
+        );
+        let many: Vec<_> = (0..300).map(skip).collect();
+        assert_eq!(
+            footer_lines(&many),
+            ["not listed, forbidden: kind0.group.test, kind1.group.test, kind2.group.test, kind3.group.test, \
+              kind4.group.test and 295 more (-o json lists them all); the result may be incomplete"]
+        );
+    }
 
     /// A Deployment's tree as the real controllers build it, a ConfigMap owned by a Widget
     /// with long names, and a reference to an owner that is gone: the tree, the foreground
