@@ -74,43 +74,65 @@ count() {
   wc -l <<<"$out"
 }
 
-# envelope_load NS: one half of the envelope; prints the loader's summary, then waits
-# until kwok has every bound pod Running, stops making progress between two polls, or
-# 15 min have passed.
+# count_namespaced: every object of a namespaced type but Events, in all namespaces, from one
+# page of each type's list (its remainingItemCount): what `kubectl get <types> -A -o name`
+# counts, without the 8 minutes and 6.6 GB that took at full size.
+count_namespaced() {
+  local resource version path n total=0
+  while read -r resource version; do
+    [[ $resource == events* ]] && continue
+    if [[ $version == */* ]]; then path="/apis/$version/$resource"; else path="/api/$version/$resource"; fi
+    n=$(raw "$path?limit=1" | jq -e '(.items | length) + (.metadata.remainingItemCount // 0)') || return 1
+    total=$((total + n))
+  done < <("$bin/kubectl" --kubeconfig "$admin" api-resources --verbs=list --namespaced=true --no-headers -o wide |
+    # NAME [SHORTNAMES] APIVERSION NAMESPACED ...: the version is the field before "true".
+    awk '{ for (i = 2; i <= NF; i++) if ($i == "true") { print $1, $(i - 1); break } }')
+  echo "$total"
+}
+
+# envelope_load NS: one half of the envelope; prints the loader's summary.
 envelope_load() {
-  local ns=$1 nodes pods_before want
-  nodes=$(envelope_size 5000)
+  local ns=$1
   log "loading $ns"
   "$bin/coord-bench-loader" -kubeconfig "$admin" -namespace "$ns" -workers 32 \
     -deployments "$(envelope_size 5000)" -pods-per-rs 15 -leases "$(envelope_size 2500)" -node-leases 0 \
-    -pdbs "$(envelope_size 500)" -widgets "$(envelope_size 2500)" -nodes "$nodes" | tee "$work/load-$ns.txt" >&2
-  want=$(( $(envelope_size 5000) * 15 ))
-  local start=$SECONDS
-  pods_before=${running_total:-0}
-  local last=-1
-  local n
+    -pdbs "$(envelope_size 500)" -widgets "$(envelope_size 2500)" -nodes "$(envelope_size 5000)" | tee "$work/load-$ns.txt" >&2
+}
+
+# envelope_wait LABEL WANT LIMIT: wait until kwok has WANT more pods Running than at the last
+# wait, has brought none to Running in five polls in a row (a minute apart), or LIMIT seconds
+# have passed. One poll without progress is not a stall: at full size kwok paused for over a
+# minute at a time while the API server collected its heap (2026-12-06 stopped there with
+# 18,046 of 75,000 Running and measured a server still busy with kwok's writes).
+envelope_wait() {
+  local label=$1 want=$2 limit=$3 start=$SECONDS pods_before=${running_total:-0} last=-1 still=0 n
   while :; do
     # A failed poll counts for nothing: neither progress nor a stall.
     if n=$(running_pods); then
       running_total=$n
       ((running_total - pods_before >= want)) && break
-      ((running_total == last)) && { log "kwok brought no pod to Running in the last minute; measuring anyway"; break; }
+      if ((running_total == last)); then
+        ((++still >= 5)) && { log "kwok brought no pod to Running in five minutes; measuring anyway"; break; }
+      else
+        still=0
+      fi
       last=$running_total
-      log "$ns: $running_total pods Running so far"
+      log "$label: $running_total pods Running so far"
     fi
-    ((SECONDS - start > 900)) && { log "kwok had ${running_total:-an unknown number of} pods Running after 15 min; measuring anyway"; break; }
+    ((SECONDS - start > limit)) && { log "kwok had ${running_total:-an unknown number of} pods Running after $((limit / 60)) min; measuring anyway"; break; }
     sleep 60
   done
   local running="an unknown number"
   [[ -n ${running_total:-} ]] && running=$((running_total - pods_before))
-  echo "$running of its $want pods Running $((SECONDS - start))s after the loader finished" > "$work/running-$ns.txt"
+  echo "$running of its $want pods Running $((SECONDS - start))s after the loader finished" > "$work/running-$label.txt"
 }
 
 # The rows and notes so far, kept outside the cluster's directory as they are measured, so a
 # run stopped halfway (the whole envelope takes over an hour) still leaves its numbers.
 partial="$root/.bench/envelope-partial.md"
 save_partial() {
-  { printf '%s\n' "${rows[@]}"; cat "$work"/load-*.txt "$work"/running-*.txt "$work"/memory-*.txt 2>/dev/null; } > "$partial"
+  # A glob that matches nothing stays itself: cat fails on it, which must not end the run.
+  { printf '%s\n' "${rows[@]}"; cat "$work"/load-*.txt "$work"/running-*.txt "$work"/memory-*.txt 2>/dev/null || true; } > "$partial"
 }
 
 # kwok's failed stage writes. A pod queued twice before kwok's cache sees its first status
@@ -128,36 +150,81 @@ kwok_failures() {
 envelope_scan() { # envelope_scan SIZE_LABEL
   local scope="$1"
   # The denominator of bytes per object (objects_in_scope): every object of a namespaced type.
-  count_all=$(count "$(namespaced_types)" -A --chunk-size=5000) || count_all=
+  count_all=$(count_namespaced) || count_all=
   scope="$scope, ${count_all:-an uncounted number of} objects"
-  bench "leases" "$scope" - - -- leases -A
-  bench "owners --all" "$scope" - - -- owners --all -A
-  bench "overlaps" "$scope" - - -- overlaps -A
-  bench "fields census" "$scope" - - -- fields -A
-  bench "check" "$scope" - - -- check -A
+  wanted "leases" && bench "leases" "$scope" - - -- leases -A
+  wanted "owners --all" && bench "owners --all" "$scope" - - -- owners --all -A
+  wanted "overlaps" && bench "overlaps" "$scope" - - -- overlaps -A
+  wanted "fields census" && bench "fields census" "$scope" - - -- fields -A
+  wanted "check" && bench "check" "$scope" - - -- check -A
   save_partial
 }
 
-envelope() {
+# The one-object rows, at full size.
+envelope_objects() {
+  count_all=  # per object is not theirs to say
+  local nodes
+  nodes=$(count nodes) || nodes="an unknown number of"
+  wanted "owners deployment" && bench "owners deployment" "full" - - -- owners deploy/app-00001 -n env-b
+  wanted "owners root" && bench "owners root" "full" - - -- owners widgets.bench.coord.test/w-root -n env-b
+  wanted "trace deployment" && bench "trace deployment" "full" - - -- trace deploy/app-00001 -n env-b
+  wanted "fields object" && bench "fields object" "full" - - -- fields deploy/app-00001 -n env-b
+  wanted "leases nodes" && bench "leases nodes" "full: $nodes node leases" - - -- leases -n kube-node-lease
+  return 0
+}
+
+# envelope_only: the rows --only names, at full size only: both halves loaded one after the
+# other, every pod Running (or kwok stalled for five minutes, or 45 minutes gone) before the
+# first row. Into .bench/envelope-rows.md, for a person to set beside the full table.
+envelope_only() {
   envelope_load env-a
+  envelope_load env-b
+  envelope_wait all "$(( $(envelope_size 5000) * 30 ))" 2700
+  local mem pods
+  mem=$(control_plane_memory)
+  echo "control plane after both: $mem" > "$work/memory-all.txt"
+  pods=$(pods_total) || pods="an unknown number of"
+  envelope_scan "full: $pods pods"
+  envelope_objects
+  {
+    echo "Generated by \`bash scripts/bench.sh --scale envelope --only '$only' --runs $runs\` on $(date -u +%Y-%m-%d), binary $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo ' plus uncommitted changes')"
+    echo "(fraction $fraction); machine: $(nproc) cores."
+    echo
+    echo "| command | scope | requests | ours (s) | floor (s) | ratio | our peak RSS (MB) | bytes per object |"
+    echo "|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${rows[@]}" | awk -F'|' -v OFS='|' '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9, "" }'
+    echo
+    for ns in env-a env-b; do echo "- $ns: $(tail -n1 "$work/load-$ns.txt")"; done
+    echo "- $(cat "$work/running-all.txt")"
+    echo "- control plane peak RSS (VmHWM): $mem"
+    echo "- $(kwok_failures)"
+  } > "$root/.bench/envelope-rows.md"
+  log "wrote .bench/envelope-rows.md"
+  cat "$root/.bench/envelope-rows.md"
+}
+
+
+# wanted LABEL: whether --only names the row (every row when --only is not given).
+wanted() { [[ -z $only || ",$only," == *",$1,"* ]]; }
+
+envelope() {
+  [[ -n $only ]] && { envelope_only; return; }
+  envelope_load env-a
+  envelope_wait env-a "$(( $(envelope_size 5000) * 15 ))" 1800
   local mem_a pods_a
   mem_a=$(control_plane_memory)
   echo "control plane after env-a: $mem_a" > "$work/memory-env-a.txt"
   pods_a=$(pods_total) || pods_a="an unknown number of"
   envelope_scan "half: $pods_a pods"
   envelope_load env-b
+  envelope_wait env-b "$(( $(envelope_size 5000) * 15 ))" 1800
   local mem_b pods_b nodes
   mem_b=$(control_plane_memory)
   echo "control plane after env-b: $mem_b" > "$work/memory-env-b.txt"
   pods_b=$(pods_total) || pods_b="an unknown number of"
   nodes=$(count nodes) || nodes="an unknown number of"
   envelope_scan "full: $pods_b pods"
-  count_all=  # the one-object rows: per object is not theirs to say
-  bench "owners deployment" "full" - - -- owners deploy/app-00001 -n env-b
-  bench "owners root" "full" - - -- owners widgets.bench.coord.test/w-root -n env-b
-  bench "trace deployment" "full" - - -- trace deploy/app-00001 -n env-b
-  bench "fields object" "full" - - -- fields deploy/app-00001 -n env-b
-  bench "leases nodes" "full: $nodes node leases" - - -- leases -n kube-node-lease
+  envelope_objects
   save_partial
   local table="$work/envelope.md"
   {

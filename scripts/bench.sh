@@ -24,6 +24,8 @@
 # PDBs and custom resources, in .bench/envelope; every scan command -A at half and at
 # full size, one-object commands at full size, the control plane's memory and the load
 # time. COORD_ENVELOPE_FRACTION=0.01 shrinks it all for a dry run of the script.
+# --only "owners --all,trace deployment" with --scale envelope: only those rows, at full
+# size, once every pod is Running, into .bench/envelope-rows.md (the docs are left alone).
 # --crds N: many types instead (scripts/bench-crds.sh): a small namespace, then N namespaced
 # CRDs, owners, check and trace on loopback and through the WAN link, beside kubectl-tree
 # (built from tests/cluster/peers), against the physical limit; in .bench/crds. It writes
@@ -31,7 +33,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-runs=5 scale=1 keep=false link=loopback envelope=false crds=0
+runs=5 scale=1 keep=false link=loopback envelope=false crds=0 only=
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -39,7 +41,8 @@ while (($#)); do
     --keep) keep=true; shift ;;
     --link) link=$2; shift 2 ;;
     --crds) crds=$2; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--scale F|envelope] [--keep] [--link loopback|wan] [--crds N]" >&2; exit 2 ;;
+    --only) only=$2; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--scale F|envelope [--only ROWS]] [--keep] [--link loopback|wan] [--crds N]" >&2; exit 2 ;;
   esac
 done
 log() { printf '[bench] %s\n' "$*" >&2; }
