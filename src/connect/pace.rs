@@ -4,18 +4,21 @@
 //! Over HTTP/2 every request shares one connection, so a request in flight costs the client
 //! nothing but a stream; what limits a run is the server. Over a slow link the round trip is
 //! the cost, and lists sent eight at a time paid it once per eight types (a cluster with 300
-//! CRDs: 47 round trips where one would do). So the limit starts high, grows by one for each
-//! answer that came back as fast as the server has been answering (so it doubles every round
-//! trip, as TCP's slow start does), and halves when the server says it is overloaded: a 429
-//! (API Priority and Fairness found no seat or queue room for the request) or a 503. Only
-//! one halving per window: the requests rejected together were all sent before the first
-//! cut, and cutting once for each would take the limit to the floor for one burst.
+//! CRDs: 47 round trips where two do). So once the first answer has shown the connection is
+//! HTTP/2, the limit is the ceiling, 250 streams; it halves when the server says it is
+//! overloaded (a 429: API Priority and Fairness found no seat or queue room for the request;
+//! or a 503), and grows back by one for each answer that came back as fast as the server has
+//! been answering, so it doubles every round trip, as TCP's slow start does. Only one halving
+//! per window: the requests rejected together were all sent before the first cut, and
+//! cutting once for each would take the limit to the floor for one burst.
 //!
-//! The start is well inside what API Priority and Fairness gives one user in its default
+//! The ceiling is well inside what API Priority and Fairness gives one user in its default
 //! configuration: a flow of the global-default priority level (any authenticated user) is
 //! shuffle-sharded onto 6 of its 128 queues of 50 each, 300 requests, plus the seats it is
-//! executing in. Over HTTP/1.1 each request in flight is a connection of its own, so there the
-//! ceiling is what it was before this pace existed: eight.
+//! executing in. Starting lower (64, doubling) cost a 300-CRD cluster a third round trip of
+//! lists over a 40 ms link. Until an answer says which protocol the connection speaks (the
+//! first is discovery's), and over HTTP/1.1, where each request in flight is a connection
+//! of its own, the ceiling is what it was before this pace existed: eight.
 //!
 //! [`Pace`] counts and decides, and is pure; [`Gate`] makes the requests of a connection wait for it.
 
@@ -24,14 +27,12 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-/// In flight at first.
-pub const START: usize = 64;
 /// Never fewer, however often the server throttles: retries wait out its Retry-After anyway.
 pub const FLOOR: usize = 2;
 /// At most, over HTTP/2: Go's HTTP/2 server (the API server's) allows 250 streams per
 /// connection by default; more would queue in the client.
 pub const HTTP2_CEILING: usize = 250;
-/// At most, over HTTP/1.1: one connection per request in flight.
+/// At most, over HTTP/1.1 or before the protocol is known: one connection per request in flight.
 pub const HTTP1_CEILING: usize = 8;
 /// How many requests a command hands the gate at once: as many as could ever be in flight.
 /// The gate, not the command, decides how many go.
@@ -44,9 +45,9 @@ const SLOW: u32 = 10;
 /// How a request ended, as far as the pace goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
-    /// Answered (any status but overload) after `latency`; `http1` when the answer came over
-    /// HTTP/1.1 (an error status does not say, and counts as not).
-    Answered { latency: Duration, http1: bool },
+    /// Answered (any status but overload) after `latency`; `http1` says whether the answer
+    /// came over HTTP/1.1, None when it does not say (an error status).
+    Answered { latency: Duration, http1: Option<bool> },
     /// 429, or 503: the server asks for fewer requests.
     Overloaded,
     /// No answer (timeout, transport failure, cancelled): says nothing about the server's load.
@@ -61,8 +62,11 @@ pub struct Ticket {
 
 #[derive(Debug, Clone)]
 pub struct Pace {
+    /// The limit over HTTP/2; [`Pace::limit`] caps it by the protocol.
     limit: usize,
-    ceiling: usize,
+    /// Some(true) once an answer came over HTTP/1.1, Some(false) once one came over HTTP/2
+    /// (and none over HTTP/1.1), None before either.
+    http1: Option<bool>,
     in_flight: usize,
     /// Counts the halvings: a request sent before the latest one cannot cause another.
     window: u64,
@@ -71,23 +75,17 @@ pub struct Pace {
 
 impl Default for Pace {
     fn default() -> Pace {
-        Pace::new(START)
+        Pace { limit: HTTP2_CEILING, http1: None, in_flight: 0, window: 0, fastest: None }
     }
 }
 
 impl Pace {
-    pub fn new(start: usize) -> Pace {
-        Pace {
-            limit: start.clamp(FLOOR, HTTP2_CEILING),
-            ceiling: HTTP2_CEILING,
-            in_flight: 0,
-            window: 0,
-            fastest: None,
-        }
-    }
-
+    /// How many may be in flight now.
     pub fn limit(&self) -> usize {
-        self.limit
+        match self.http1 {
+            Some(false) => self.limit,
+            _ => self.limit.min(HTTP1_CEILING),
+        }
     }
 
     pub fn in_flight(&self) -> usize {
@@ -96,12 +94,12 @@ impl Pace {
 
     /// Room for how many more requests now.
     pub fn room(&self) -> usize {
-        self.limit.saturating_sub(self.in_flight)
+        self.limit().saturating_sub(self.in_flight)
     }
 
     /// A ticket when there is room for one more request, None when it has to wait.
     pub fn start(&mut self) -> Option<Ticket> {
-        (self.in_flight < self.limit).then(|| {
+        (self.in_flight < self.limit()).then(|| {
             self.in_flight += 1;
             Ticket { window: self.window }
         })
@@ -111,8 +109,11 @@ impl Pace {
         self.in_flight = self.in_flight.saturating_sub(1);
         match outcome {
             Outcome::Answered { latency, http1 } => {
-                if http1 {
-                    self.ceiling = HTTP1_CEILING;
+                // HTTP/1.1 once is HTTP/1.1 for good: a later connection will be too.
+                match http1 {
+                    Some(true) => self.http1 = Some(true),
+                    Some(false) => self.http1 = self.http1.or(Some(false)),
+                    None => {}
                 }
                 let fastest = *self.fastest.get_or_insert(latency);
                 self.fastest = Some(fastest.min(latency));
@@ -121,12 +122,12 @@ impl Pace {
                 }
             }
             Outcome::Overloaded if ticket.window == self.window => {
-                self.limit /= 2;
+                self.limit = self.limit() / 2;
                 self.window += 1;
             }
             Outcome::Overloaded | Outcome::Lost => {}
         }
-        self.limit = self.limit.clamp(FLOOR, self.ceiling);
+        self.limit = self.limit.clamp(FLOOR, HTTP2_CEILING);
     }
 }
 
@@ -178,8 +179,8 @@ impl Gate {
 }
 
 impl Pass<'_> {
-    /// The server answered (over HTTP/1.1, or not known to be).
-    pub fn answered(self, http1: bool) {
+    /// The server answered: over HTTP/1.1 (Some(true)), HTTP/2 (Some(false)), or not said.
+    pub fn answered(self, http1: Option<bool>) {
         let latency = self.started.elapsed();
         self.end(Outcome::Answered { latency, http1 });
     }
@@ -212,12 +213,21 @@ mod tests {
     const RTT: Duration = Duration::from_millis(40);
 
     fn answered() -> Outcome {
-        Outcome::Answered { latency: RTT, http1: false }
+        Outcome::Answered { latency: RTT, http1: Some(false) }
     }
 
-    /// Round trips to send `n` requests, each answered after one round trip, none throttled.
-    fn round_trips(n: usize) -> usize {
+    /// A pace whose first answer (discovery) came over HTTP/2.
+    fn over_http2() -> Pace {
         let mut pace = Pace::default();
+        let t = pace.start().unwrap();
+        pace.finish(t, answered());
+        pace
+    }
+
+    /// Round trips to send `n` requests after discovery, each answered after one round trip,
+    /// none throttled.
+    fn round_trips(n: usize) -> usize {
+        let mut pace = over_http2();
         let (mut left, mut trips) = (n, 0);
         while left > 0 {
             let mut sent = Vec::new();
@@ -238,30 +248,52 @@ mod tests {
     #[test]
     fn a_server_that_keeps_up_gets_everything_in_a_few_round_trips() {
         assert_eq!(round_trips(60), 1, "a cluster's usual types at once");
-        // 64, then 128, then the rest: 374 lists (300 CRDs) in three round trips, not 47.
-        assert_eq!(round_trips(374), 3);
-        // 64, 128, then 250 at a time (the ceiling): 192 + 7 x 250 = 1,942, so a tenth.
-        assert_eq!(round_trips(2000), 10);
+        // 250, then the rest: 391 requests (300 CRDs) in two round trips, not 47.
+        assert_eq!(round_trips(391), 2);
+        assert_eq!(round_trips(2000), 8);
+    }
+
+    #[test]
+    fn before_the_protocol_is_known_and_over_http1_eight_at_a_time() {
+        let mut pace = Pace::default();
+        let first: Vec<Ticket> = std::iter::from_fn(|| pace.start()).collect();
+        assert_eq!(first.len(), HTTP1_CEILING, "not yet known");
+        // An error status does not say which protocol carried it.
+        pace.finish(first[0], Outcome::Answered { latency: RTT, http1: None });
+        assert_eq!(pace.limit(), HTTP1_CEILING);
+        pace.finish(first[1], answered());
+        assert_eq!(pace.limit(), HTTP2_CEILING, "HTTP/2: the ceiling");
+        // HTTP/1.1 once (a second connection): eight from then on, whatever answers later.
+        pace.finish(first[2], Outcome::Answered { latency: RTT, http1: Some(true) });
+        pace.finish(first[3], answered());
+        assert_eq!(pace.limit(), HTTP1_CEILING);
     }
 
     #[test]
     fn throttling_halves_once_per_window() {
-        let mut pace = Pace::default();
+        let mut pace = over_http2();
         let tickets: Vec<Ticket> = std::iter::from_fn(|| pace.start()).collect();
-        assert_eq!(tickets.len(), START);
+        assert_eq!(tickets.len(), HTTP2_CEILING);
         assert_eq!(pace.start(), None, "no room until one ends");
         // Ten rejected together: one cut, not ten.
         for &t in &tickets[..10] {
             pace.finish(t, Outcome::Overloaded);
         }
-        assert_eq!(pace.limit(), START / 2);
-        // A request sent after the cut and rejected too cuts again.
-        for &t in &tickets[10..] {
+        let half = HTTP2_CEILING / 2;
+        assert_eq!(pace.limit(), half);
+        // Fast answers grow it back by one each, up to the ceiling.
+        for &t in &tickets[10..20] {
             pace.finish(t, answered());
         }
+        assert_eq!(pace.limit(), half + 10);
+        for &t in &tickets[20..] {
+            pace.finish(t, answered());
+        }
+        assert_eq!(pace.limit(), HTTP2_CEILING);
+        // A request sent after the cut and rejected too cuts again.
         let late = pace.start().expect("room again");
         pace.finish(late, Outcome::Overloaded);
-        assert_eq!(pace.limit(), (START / 2 + (START - 10)) / 2);
+        assert_eq!(pace.limit(), half);
         // However often: never below the floor.
         for _ in 0..20 {
             let t = pace.start().expect("room");
@@ -271,40 +303,40 @@ mod tests {
     }
 
     #[test]
-    fn http1_keeps_the_old_ceiling_and_slow_answers_do_not_grow() {
-        let mut pace = Pace::default();
+    fn slow_and_lost_answers_do_not_grow_the_limit() {
+        let mut pace = over_http2();
         let t = pace.start().unwrap();
-        pace.finish(t, Outcome::Answered { latency: RTT, http1: true });
-        assert_eq!(pace.limit(), HTTP1_CEILING);
-        let mut pace = Pace::default();
+        pace.finish(t, Outcome::Overloaded);
+        let half = HTTP2_CEILING / 2;
         let t = pace.start().unwrap();
         pace.finish(t, answered());
         let t = pace.start().unwrap();
-        pace.finish(t, Outcome::Answered { latency: RTT * (SLOW + 1), http1: false });
-        assert_eq!(pace.limit(), START + 1, "only the fast answer grew it");
+        pace.finish(t, Outcome::Answered { latency: RTT * (SLOW + 1), http1: Some(false) });
+        assert_eq!(pace.limit(), half + 1, "only the fast answer grew it");
         let t = pace.start().unwrap();
         pace.finish(t, Outcome::Lost);
-        assert_eq!(pace.limit(), START + 1);
+        assert_eq!(pace.limit(), half + 1);
     }
 
     #[tokio::test]
     async fn the_gate_holds_requests_past_the_limit_until_one_ends() {
         let gate = Gate::default();
+        gate.enter().await.answered(Some(false));
         let mut passes = Vec::new();
-        for _ in 0..START {
+        for _ in 0..HTTP2_CEILING {
             passes.push(gate.enter().await);
         }
         let wait = Duration::from_millis(50);
         assert!(tokio::time::timeout(wait, gate.enter()).await.is_err(), "no room past the limit");
-        // An answer ends one and grows the limit by one: room for two.
-        passes.pop().unwrap().answered(false);
-        let (a, b) = (gate.enter().await, gate.enter().await);
+        // An answer ends one: room for one (the limit is at the ceiling already).
+        passes.pop().unwrap().answered(Some(false));
+        let a = gate.enter().await;
         assert!(tokio::time::timeout(wait, gate.enter()).await.is_err());
-        // A pass dropped unanswered (a lost request) makes room without growing the limit.
+        // A pass dropped unanswered (a lost request) makes room too.
         drop(a);
-        let c = tokio::time::timeout(wait, gate.enter()).await.expect("room again");
-        assert_eq!(gate.lock().in_flight(), START + 1);
-        drop((b, c, passes));
+        let b = tokio::time::timeout(wait, gate.enter()).await.expect("room again");
+        assert_eq!(gate.lock().in_flight(), HTTP2_CEILING);
+        drop((b, passes));
         assert_eq!(gate.lock().in_flight(), 0);
     }
 
@@ -312,13 +344,14 @@ mod tests {
         /// Whatever happens, the limit stays between the floor and the ceiling, and the count
         /// in flight is what was started and not finished.
         #[test]
-        fn limit_and_count_stay_in_bounds(events in proptest::collection::vec((0u8..4, 1u64..2000, any::<bool>()), 0..400)) {
+        fn limit_and_count_stay_in_bounds(events in proptest::collection::vec((0u8..4, 1u64..2000, 0u8..3), 0..400)) {
             let mut pace = Pace::default();
             let mut open = Vec::new();
-            for (what, ms, http1) in events {
+            for (what, ms, protocol) in events {
                 match what {
                     0 => open.extend(pace.start()),
                     n => if let Some(t) = open.pop() {
+                        let http1 = [None, Some(false), Some(true)][protocol as usize];
                         let outcome = match n {
                             1 => Outcome::Answered { latency: Duration::from_millis(ms), http1 },
                             2 => Outcome::Overloaded,
@@ -328,6 +361,7 @@ mod tests {
                     },
                 }
                 prop_assert!((FLOOR..=HTTP2_CEILING).contains(&pace.limit()));
+                prop_assert!(pace.http1 == Some(false) || pace.limit() <= HTTP1_CEILING);
                 prop_assert_eq!(pace.in_flight(), open.len());
             }
         }

@@ -440,14 +440,15 @@ impl Conn {
             let pass = self.gate.enter().await;
             let e = match self.bounded(&method, &path, self.send_once(copy(&request), &method, &path)).await {
                 Ok((reply, http1)) => {
-                    pass.answered(http1);
+                    pass.answered(Some(http1));
                     return Ok(reply);
                 }
                 Err(e) => e,
             };
             match e.code() {
                 Some(429 | 503) => pass.overloaded(),
-                Some(_) => pass.answered(false),
+                // An error status does not say which protocol carried it.
+                Some(_) => pass.answered(None),
                 None => drop(pass),
             }
             let cause = retry::cause(e.code(), e.failure == (Failure::Unreachable { closed: true }));
