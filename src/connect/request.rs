@@ -438,6 +438,10 @@ impl Conn {
         loop {
             // Room first, then the attempt: --request-timeout bounds the attempt, not the wait.
             let pass = self.gate.enter().await;
+            // A request that waited for room while another went unanswered fails with it, as
+            // one sent after it does: a silent server costs one --request-timeout, not one per
+            // wave of requests (eight at a time before the first answer shows the protocol).
+            self.check_lost()?;
             let e = match self.bounded(&method, &path, self.send_once(copy(&request), &method, &path)).await {
                 Ok((reply, http1)) => {
                     pass.answered(Some(http1));
@@ -445,11 +449,14 @@ impl Conn {
                 }
                 Err(e) => e,
             };
+            // An unanswered request keeps its room until it is noted below: the requests
+            // waiting for that room must find it lost when they get in.
+            let mut unanswered = None;
             match e.code() {
                 Some(429 | 503) => pass.overloaded(),
                 // An error status does not say which protocol carried it.
                 Some(_) => pass.answered(None),
-                None => drop(pass),
+                None => unanswered = Some(pass),
             }
             let cause = retry::cause(e.code(), e.failure == (Failure::Unreachable { closed: true }));
             if cause == Cause::Throttled && !throttled {
@@ -459,6 +466,7 @@ impl Conn {
             so_far.elapsed = started.elapsed();
             match retry::next_wait(cause, e.retry_after, so_far, self.timeout, fastrand::f64()) {
                 Some(wait) => {
+                    drop(unanswered);
                     tokio::time::sleep(wait).await;
                     so_far.retries += 1;
                     so_far.waited += wait;
@@ -468,6 +476,7 @@ impl Conn {
                         THROTTLED_FINALLY.fetch_add(1, Ordering::Relaxed);
                     }
                     self.note(&e);
+                    drop(unanswered);
                     return Err(e);
                 }
             }
