@@ -50,9 +50,9 @@ crd_row() {
   for ((i = 0; i < runs; i++)); do
     time_runs "$work/ours" 1 "$coord" "$@"
     # On loopback, our requests replayed by a plain Go client all at once (discovery first,
-    # each list's pages in order): what the server allows, whatever the waits of our plan.
-    # Not over the WAN link: there Go's client dials a connection per request beyond the
-    # first's streams (143 for 250 at once), a handshake each, and measures that instead.
+    # each list's pages in order). Not a floor (see the section's text): Go's client dials a
+    # connection per request beyond the first's streams (143 for 250 at once), a handshake
+    # each; over the WAN link those handshakes would be all it measured, so not there.
     [[ $link_name == WAN ]] ||
       time_runs "$work/floor" 1 "$bin/coord-bench-floor" -kubeconfig "$KUBECONFIG" -trace "$trace" -workers 1000 -warm
     [[ $peer == - ]] || time_runs "$work/peer" 1 bash -c "$peer"
