@@ -13,6 +13,8 @@
 # (one, when asked for), the longest chain of pages of one list (each needs the token of the
 # page before), and one more when single objects were read after the lists (owners' status
 # column, trace's full objects and Events). The namespace check goes beside the lists.
+# Prints that limit, then those round trips other than the pages': the ones no list's work
+# on the server can overlap, since they come before the lists or wait on their answers.
 physical_limit() {
   awk -F'\t' -v rtt="$2" -v bandwidth=12500000 '
     $1 != "GET" { next }
@@ -32,11 +34,14 @@ physical_limit() {
     END {
       longest = 0
       for (k in chain) if (chain[k] > longest) longest = chain[k]
-      printf "%.3f", (2 + discovery + longest + follow) * rtt + bytes / bandwidth
+      printf "%.3f %d\n", (2 + discovery + longest + follow) * rtt + bytes / bandwidth, 2 + discovery + follow
     }' "$1"
 }
 
 crd_rows=()
+# ticks PID: the user and system CPU time of process PID so far, in clock ticks.
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
 # crd_row LINK CRDS PEER_CMD|- -- COORD_ARGS...: one row; the peer (kubectl-tree) alternates
 # with ours, each run right after a collection of the API server's heap.
 crd_row() {
@@ -46,39 +51,46 @@ crd_row() {
   local trace="$work/trace"
   rm -f "$trace"
   KUBECTL_COORD_TRACE="$trace" "$coord" "$@" >/dev/null 2>&1
-  : > "$work/ours"; : > "$work/peer"; : > "$work/floor"
+  : > "$work/ours"; : > "$work/peer"
   for ((i = 0; i < runs; i++)); do
     time_runs "$work/ours" 1 "$coord" "$@"
-    # On loopback, our requests replayed by a plain Go client all at once (discovery first,
-    # each list's pages in order). Not a floor (see the section's text): Go's client dials a
-    # connection per request beyond the first's streams (143 for 250 at once), a handshake
-    # each; over the WAN link those handshakes would be all it measured, so not there.
-    [[ $link_name == WAN ]] ||
-      time_runs "$work/floor" 1 "$bin/coord-bench-floor" -kubeconfig "$KUBECONFIG" -trace "$trace" -workers 1000 -warm
     [[ $peer == - ]] || time_runs "$work/peer" 1 bash -c "$peer"
   done
-  # The API server's CPU time (user and system) over one more run of ours, after the timed ones:
-  # not the first run after the restart, which pays for the server's warm-up with 300 CRDs
-  # (3 s of CPU), nor a timed one, whose forced collection is CPU too. On loopback the server
-  # shares the machine's cores with us: its time over the cores is a floor no client goes under.
-  local apiserver server_cpu
-  apiserver=$(cat "$dir/pids/kube-apiserver.pid")
-  server_cpu=$(awk '{print $14 + $15}' "/proc/$apiserver/stat")
-  "$coord" "$@" >/dev/null 2>&1
-  server_cpu=$(awk -v before="$server_cpu" -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15 - before) / hz}' "/proc/$apiserver/stat")
-  local ours floor=- requests throttled mb limit peer_s="-" peer_ratio="-" rtt=0
+  # CPU time over one more run of ours, after the timed ones: not the first run after the
+  # restart, which pays for the server's warm-up with 300 CRDs (3 s of CPU), nor a timed one,
+  # whose forced collection is CPU too. The API server's, etcd's, the proxy's (over WAN) and
+  # ours: every process that works for the run, all on the same cores.
+  local pids=("$(cat "$dir/pids/kube-apiserver.pid")" "$(cat "$dir/pids/etcd.pid")") before=() p k
+  [[ $link_name == WAN ]] && pids+=("$toxi_pid")
+  for p in "${pids[@]}"; do before+=("$(ticks "$p")"); done
+  # The shell's children's times once the run is waited for: ours.
+  local ours_ticks server_ticks=0 all_ticks
+  ours_ticks=$(bash -c '"$@" >/dev/null 2>&1; awk "{print \$16 + \$17}" /proc/$$/stat' _ "$coord" "$@")
+  all_ticks=$ours_ticks
+  for k in "${!pids[@]}"; do
+    p=$(($(ticks "${pids[k]}") - before[k]))
+    ((k == 0)) && server_ticks=$p
+    all_ticks=$((all_ticks + p))
+  done
+  local hz ours requests throttled mb limit peer_s="-" peer_ratio="-" rtt=0 server_cpu cpu_bound
+  hz=$(getconf CLK_TCK)
   ours=$(median "$work/ours" 1)
-  [[ -s $work/floor ]] && floor=$(median "$work/floor" 1)
   requests=$(grep -c '^GET' "$trace")
   # The HTTP status is the trace's last field.
   throttled=$(awk -F'\t' '$NF == "429"' "$trace" | wc -l)
   mb=$(awk -F'\t' '$1 == "GET" && $5 ~ /^[0-9]+$/ {b += $5} END {printf "%.2f", b / 1048576}' "$trace")
   [[ $link_name == WAN ]] && rtt=0.040
-  limit=$(physical_limit "$trace" "$rtt")
+  local serial
+  read -r limit serial < <(physical_limit "$trace" "$rtt")
+  server_cpu=$(awk -v t="$server_ticks" -v hz="$hz" 'BEGIN {printf "%.2f", t / hz}')
+  # What these requests cost this machine at the least: the CPU time above over its cores, plus
+  # the round trips no list's work can overlap (see physical_limit).
+  cpu_bound=$(awk -v t="$all_ticks" -v hz="$hz" -v cores="$(nproc)" -v rtt="$rtt" -v serial="$serial" \
+    'BEGIN {printf "%.3f", serial * rtt + t / hz / cores}')
   if [[ $peer != - ]]; then
     peer_s=$(median "$work/peer" 1); peer_ratio=$(ratio "$peer_s" "$ours")
   fi
-  crd_rows+=("| \`kubectl coord $*\` | $link_name | $n | $requests | $throttled | $mb | $ours | $floor | $server_cpu | $limit | $(ratio "$ours" "$limit") | $peer_s | $peer_ratio |")
+  crd_rows+=("| \`kubectl coord $*\` | $link_name | $n | $requests | $throttled | $mb | $ours | $server_cpu | $(awk -v t="$all_ticks" -v hz="$hz" 'BEGIN {printf "%.2f", t / hz}') | $cpu_bound | $limit | $(ratio "$ours" "$limit") | $peer_s | $peer_ratio |")
 }
 
 many_types() {
@@ -127,17 +139,19 @@ many_types() {
     echo "of our requests: the round trips the answer depends on one after the other (TCP and TLS,"
     echo "discovery, the longest chain of pages of one list, and one more for the single objects read"
     echo "after the lists) times the round trip (40 ms over WAN, nothing on loopback), plus every"
-    echo "response body over 100 Mbit/s. **all at once** (loopback only): the same requests replayed"
-    echo "by a plain Go client (tests/cluster/k8s/floor -warm), discovery first and then every list at"
-    echo "once, each list's pages in order. Not a floor: Go's client opens another TCP and TLS connection"
-    echo "for requests past the first connection's streams (143 connections for 250 at once, counted"
-    echo "over the WAN link), and those handshakes cost it more than the waits of our plan. **server CPU**: the API server's CPU time over one more run of ours, after the timed ones; on"
-    echo "loopback it shares the $(nproc) cores with the client. **kubectl-tree**: ahmetb/kubectl-tree at 552f016, built from"
+    echo "response body over 100 Mbit/s. **server CPU**: the API server's CPU time over one more run"
+    echo "of ours, after the timed ones. **CPU**: the same run's CPU time in every process that works"
+    echo "for it: the API server, etcd, toxiproxy (WAN) and ours. **CPU bound**: that time over the"
+    echo "machine's $(nproc) cores, which they share, plus the round trips no list's work on the server can"
+    echo "overlap (TCP, TLS, discovery, and the single objects read after the lists): what these"
+    echo "requests cost this machine at the least (the few milliseconds of CPU spent during those"
+    echo "round trips are counted twice)."
+    echo "**kubectl-tree**: ahmetb/kubectl-tree at 552f016, built from"
     echo "tests/cluster/peers; peer ratio = kubectl-tree / ours (above 1: we are faster). Medians of"
     echo "$runs runs, ours and the peer alternating, each row against an API server started afresh."
     echo
-    echo "| command | link | CRDs | requests | 429s | MB | ours (s) | all at once (s) | server CPU (s) | limit (s) | ours / limit | kubectl-tree (s) | peer ratio |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| command | link | CRDs | requests | 429s | MB | ours (s) | server CPU (s) | CPU (s) | CPU bound (s) | limit (s) | ours / limit | kubectl-tree (s) | peer ratio |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${crd_rows[@]}"
   } > "$section"
   # The rest of benchmarks-wan.md (bench.sh --link wan) is kept; this section is replaced.

@@ -8,11 +8,7 @@
 // single requests) run `workers` at a time. Replaying the pages of one list side by
 // side, which no client can do, would make the floor unreachable.
 //
-// With -warm the trace's first request (discovery) is replayed alone before the rest, as
-// every client must: started at once on a cold transport, Go's HTTP/2 client dials a TCP and
-// TLS connection for each request until the first answers.
-//
-//	floor -kubeconfig F -trace FILE [-workers 8] [-warm]
+//	floor -kubeconfig F -trace FILE [-workers 8]
 package main
 
 import (
@@ -35,7 +31,6 @@ func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig file")
 	trace := flag.String("trace", "", "request trace written by kubectl-coord")
 	workers := flag.Int("workers", 8, "requests in flight at once")
-	warm := flag.Bool("warm", false, "replay the first request alone before the others")
 	flag.Parse()
 	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	check(err)
@@ -65,28 +60,6 @@ func main() {
 		chains = append(chains, [][2]string{request})
 	}
 	var next, bytes, failed atomic.Int64
-	replay := func(chain [][2]string) {
-		for _, r := range chain {
-			req, err := http.NewRequest(http.MethodGet, strings.TrimRight(config.Host, "/")+r[1], nil)
-			check(err)
-			req.Header.Set("Accept", r[0])
-			resp, err := client.Do(req)
-			if err != nil {
-				failed.Add(1)
-				continue
-			}
-			n, _ := io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			bytes.Add(n)
-			if resp.StatusCode/100 != 2 {
-				failed.Add(1)
-			}
-		}
-	}
-	if *warm && len(chains) > 0 {
-		replay(chains[0])
-		next.Store(1)
-	}
 	var wg sync.WaitGroup
 	for w := 0; w < *workers; w++ {
 		wg.Add(1)
@@ -97,7 +70,22 @@ func main() {
 				if i >= len(chains) {
 					return
 				}
-				replay(chains[i])
+				for _, r := range chains[i] {
+					req, err := http.NewRequest(http.MethodGet, strings.TrimRight(config.Host, "/")+r[1], nil)
+					check(err)
+					req.Header.Set("Accept", r[0])
+					resp, err := client.Do(req)
+					if err != nil {
+						failed.Add(1)
+						continue
+					}
+					n, _ := io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					bytes.Add(n)
+					if resp.StatusCode/100 != 2 {
+						failed.Add(1)
+					}
+				}
 			}
 		}()
 	}
