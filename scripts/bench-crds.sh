@@ -41,6 +41,8 @@ physical_limit() {
 crd_rows=()
 # ticks PID: the user and system CPU time of process PID so far, in clock ticks.
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# seconds TICKS: clock ticks as seconds, two decimals.
+seconds() { awk -v t="$1" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}'; }
 
 # crd_row LINK CRDS PEER_CMD|- -- COORD_ARGS...: one row; the peer (kubectl-tree) alternates
 # with ours, each run right after a collection of the API server's heap.
@@ -72,8 +74,7 @@ crd_row() {
     ((k == 0)) && server_ticks=$p
     all_ticks=$((all_ticks + p))
   done
-  local hz ours requests throttled mb limit peer_s="-" peer_ratio="-" rtt=0 server_cpu cpu_bound
-  hz=$(getconf CLK_TCK)
+  local ours requests throttled mb limit peer_s="-" peer_ratio="-" rtt=0 cpu_bound
   ours=$(median "$work/ours" 1)
   requests=$(grep -c '^GET' "$trace")
   # The HTTP status is the trace's last field.
@@ -82,15 +83,14 @@ crd_row() {
   [[ $link_name == WAN ]] && rtt=0.040
   local serial
   read -r limit serial < <(physical_limit "$trace" "$rtt")
-  server_cpu=$(awk -v t="$server_ticks" -v hz="$hz" 'BEGIN {printf "%.2f", t / hz}')
   # What these requests cost this machine at the least: the CPU time above over its cores, plus
   # the round trips no list's work can overlap (see physical_limit).
-  cpu_bound=$(awk -v t="$all_ticks" -v hz="$hz" -v cores="$(nproc)" -v rtt="$rtt" -v serial="$serial" \
+  cpu_bound=$(awk -v t="$all_ticks" -v hz="$(getconf CLK_TCK)" -v cores="$(nproc)" -v rtt="$rtt" -v serial="$serial" \
     'BEGIN {printf "%.3f", serial * rtt + t / hz / cores}')
   if [[ $peer != - ]]; then
     peer_s=$(median "$work/peer" 1); peer_ratio=$(ratio "$peer_s" "$ours")
   fi
-  crd_rows+=("| \`kubectl coord $*\` | $link_name | $n | $requests | $throttled | $mb | $ours | $server_cpu | $(awk -v t="$all_ticks" -v hz="$hz" 'BEGIN {printf "%.2f", t / hz}') | $cpu_bound | $limit | $(ratio "$ours" "$limit") | $peer_s | $peer_ratio |")
+  crd_rows+=("| \`kubectl coord $*\` | $link_name | $n | $requests | $throttled | $mb | $ours | $(seconds "$server_ticks") | $(seconds "$all_ticks") | $cpu_bound | $limit | $(ratio "$ours" "$limit") | $peer_s | $peer_ratio |")
 }
 
 many_types() {
