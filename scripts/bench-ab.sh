@@ -10,7 +10,7 @@
 # Raw lines "label row seconds peak_rss_kb cpu_seconds" go to .bench/ab.txt, medians to stdout.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-[[ $# -ge 1 && -x $1 ]] || { echo "usage: $0 BASELINE_BINARY [ROUNDS]" >&2; exit 2; }
+[[ $# -ge 1 && -x $1 && ${2:-5} =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 BASELINE_BINARY [ROUNDS]" >&2; exit 2; }
 base=$1 rounds=${2:-5}
 dir=$root/.bench/envelope bin=$root/.bench/envelope/bin
 [[ -f $dir/viewer.kubeconfig ]] || { echo "no kept envelope cluster in $dir" >&2; exit 1; }
