@@ -11,6 +11,12 @@ cluster=$(cd "$1" && pwd)
 bin="$cluster/bin"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The template lives under the name the design gives it, krew-manifest.yaml, and the release
+# workflow hands that path to krew-release-bot, whose own default is .krew.yaml.
+template=krew-manifest.yaml
+[[ -f $root/$template && ! -e $root/.krew.yaml ]] || { echo "the krew template must be $template alone" >&2; exit 1; }
+grep -Eq "^ +krew_template_file: $template\$" "$root/.github/workflows/release.yml" \
+  || { echo "release.yml does not give krew-release-bot krew_template_file: $template" >&2; exit 1; }
 mapfile -t made < <(bash "$root/scripts/package.sh" "$work/dist")
 manifest=${made[0]} archive=${made[1]}
 # validate-krew-manifest requires the file's base name to equal metadata.name.

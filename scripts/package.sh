@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the release archive for one platform, the same way for a release job and for a
-# local run, and renders the krew manifest (.krew.yaml) for the archives in OUTDIR:
+# local run, and renders the krew manifest (krew-manifest.yaml) for the archives in OUTDIR:
 #   scripts/package.sh [--target TRIPLE] [OUTDIR]   (default: this machine's triple; dist/)
 # Linux (gnu) targets are built with cargo-zigbuild against glibc 2.17 (scripts/zig-tools.sh),
 # so the binary starts on every distribution from RHEL 7 and Ubuntu 14.04 on; other targets
@@ -69,6 +69,6 @@ else:
             t.addfile(info, open(f, "rb"))
 PY
 manifest="$out/coord.yaml"
-"$py" scripts/render-manifest.py .krew.yaml "$manifest" "$out" "$version"
+"$py" scripts/render-manifest.py krew-manifest.yaml "$manifest" "$out" "$version"
 echo "$manifest"
 echo "$archive"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Renders the krew manifest template (.krew.yaml, krew-release-bot's convention) for TAG
+"""Renders the krew manifest template (krew-manifest.yaml, in krew-release-bot's convention) for TAG
 from the archives in DIST:
     scripts/render-manifest.py TEMPLATE OUT DIST TAG
 {{ .TagName }} becomes TAG; each {{addURIAndSha "URL" .TagName}} becomes `uri: URL` and
