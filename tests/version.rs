@@ -239,6 +239,19 @@ fn client_only_version_and_completions_need_no_cluster() {
     let line = text.lines().find(|l| l.starts_with("Client Target:")).unwrap_or_default();
     assert_eq!(line.split_whitespace().last(), Some(host.as_str()), "{text}");
     assert!(v.get("server").is_none());
+    // As kubectl does: with no kubeconfig at all, or a server that does not answer, `version`
+    // still says what the client is, then why the server could not be asked (one line on
+    // stderr, the documented exit code).
+    let bare = c.coord_bare(&["version"]).code(2);
+    assert!(bare.stdout.starts_with("Client Version:"), "{}", bare.stdout);
+    assert!(bare.stdout.contains(&format!("Client Target:  {host}")), "{}", bare.stdout);
+    bare.one_line_error("no kubeconfig");
+    let json = c.coord_bare(&["version", "-o", "json"]).code(2).json();
+    assert_eq!(json["client"]["version"], env!("CARGO_PKG_VERSION"));
+    assert!(json.get("server").is_none() && json.get("connection").is_none(), "{json}");
+    let gone = c.coord_bare(&["version", "--server", "https://127.0.0.1:9", "--request-timeout", "5s"]).code(1);
+    assert!(gone.stdout.starts_with("Client Version:"), "{}", gone.stdout);
+    gone.one_line_error("127.0.0.1:9");
     for shell in ["bash", "zsh", "fish"] {
         let run = c.coord_bare(&["completion", shell]).ok();
         assert!(run.stdout.contains("kubectl-coord"), "{shell}: {}", run.stdout);

@@ -107,15 +107,12 @@ pub async fn run(
         connection: None,
     };
     if args.client {
-        if printer.is_machine() {
-            printer.machine(&report)?;
-        } else {
-            out(&render_text(&report, printer.wide()))?;
-        }
+        print_client(printer, &report)?;
         return Ok(Outcome::Clean);
     }
     let in_fleet = fleet.active();
-    fleet::run(conn_args, fleet, printer, false, |session| {
+    let client_only = report.clone();
+    let result = fleet::run(conn_args, fleet, printer, false, |session| {
         let mut report = report.clone();
         async move {
             let (server, reply) = session.get_json::<ServerVersion>("/version").await?;
@@ -152,7 +149,18 @@ pub async fn run(
             Ok(rendered)
         }
     })
-    .await
+    .await;
+    // As kubectl does: what the client is, whatever became of the server (no kubeconfig, a
+    // server that cannot be reached); the error then follows on stderr. Alone only: a fleet
+    // already prints a row per context that failed.
+    if result.is_err() && !in_fleet {
+        print_client(printer, &client_only)?;
+    }
+    result
+}
+
+fn print_client(printer: &Printer, report: &VersionReport) -> Result<()> {
+    if printer.is_machine() { printer.machine(report) } else { out(&render_text(report, printer.wide())) }
 }
 
 /// One row per context: where it points, what runs there, who we are there.
