@@ -178,31 +178,48 @@ fn one_run_finds_each_mechanisms_problem_as_each_command_does() {
     assert!(lines[0].starts_with("SEVERITY") && lines[0].trim_end().ends_with("DETAIL"), "{text}");
     assert!(lines[1].starts_with("error"), "{text}");
 
-    // In a real terminal of 80 and 120 columns: no line wider, and every finding there
-    // (its object and code, its detail command).
+    // In a real terminal of 80, 100 and 120 columns, colour on: every human view of every
+    // command is exactly what it prints piped at that width with colour off (a painted
+    // finding was once wrapped twice, its colour codes counted as columns), and check shows
+    // every finding (its object and code).
     let report = c.coord("viewer", &["check", "-n", &ns, "--stall-after", "2s", "-o", "json"]).ok().json();
-    for width in [80, 120] {
-        let shown = in_terminal(&c, width, &["check", "-n", &ns, "--stall-after", "2s"]);
+    let ns = ns.as_str();
+    for width in [80, 100, 120] {
+        let (shown, painted) = common::screen::assert_screen_is_the_plain_view(
+            &c,
+            "viewer",
+            width,
+            &["check", "-n", ns, "--stall-after", "2s"],
+        );
+        assert!(painted, "check in a terminal is in colour");
         for f in report["findings"].as_array().unwrap() {
             let (object, code) = (f["object"].as_str().unwrap(), f["code"].as_str().unwrap());
             assert!(shown.contains(&format!("\n  {object}\n")), "{object} not shown at {width}:\n{shown}");
             assert!(shown.contains(&format!(" {code} ")), "{code} not shown at {width}:\n{shown}");
         }
-        let ns = ns.as_str();
-        for args in [
-            vec!["leases", "-A"],
-            vec!["overlaps", "-n", ns],
-            vec!["owners", "deploy/web", "-n", ns],
-            vec!["fields", "-n", ns],
-            vec!["trace", "deploy/web", "-n", ns, "--stall-after", "2s"],
-            vec!["check", "-A"],
-        ] {
-            in_terminal(&c, width, &args);
+        for view in [vec![], vec!["-o", "wide"]] {
+            for args in [
+                vec!["check", "-A"],
+                vec!["leases", "-A"],
+                vec!["leases", "-n", ns],
+                vec!["overlaps", "-n", ns],
+                vec!["overlaps", "-A"],
+                vec!["owners", "deploy/web", "-n", ns],
+                vec!["owners", "--all", "-n", ns],
+                vec!["fields", "deploy/web", "-n", ns],
+                vec!["fields", "deploy/web", "-n", ns, "--by-manager"],
+                vec!["fields", "-n", ns],
+                vec!["trace", "deploy/web", "-n", ns, "--stall-after", "2s"],
+                vec!["version"],
+            ] {
+                let args = [args, view.clone()].concat();
+                common::screen::assert_screen_is_the_plain_view(&c, "viewer", width, &args);
+            }
         }
     }
 
     // JUnit: a suite per mechanism; the failures carry the findings.
-    let xml = c.coord("viewer", &["check", "-n", &ns, "-o", "junit", "--stall-after", "2s"]).ok().stdout;
+    let xml = c.coord("viewer", &["check", "-n", ns, "-o", "junit", "--stall-after", "2s"]).ok().stdout;
     assert!(xml.starts_with("<?xml version=\"1.0\""), "{xml}");
     for m in ["leases", "owners", "overlaps", "fields", "trace"] {
         assert!(xml.contains(&format!("<testsuite name=\"{m}\"")), "{xml}");
@@ -210,31 +227,6 @@ fn one_run_finds_each_mechanisms_problem_as_each_command_does() {
     assert!(xml.contains("<testcase name=\"Lease (1 checked)\" classname=\"coord.leases\">"), "{xml}");
     assert!(xml.contains("lease/stale-lock: last renewed"), "{xml}");
     assert_eq!(xml.matches("<failure ").count(), xml.matches("</failure>").count());
-}
-
-/// Runs the plugin in a real pseudo-terminal `width` columns wide (util-linux `script`), and
-/// returns what it showed, colour codes and carriage returns removed, after asserting that
-/// no line is wider than the terminal.
-fn in_terminal(c: &Cluster, width: usize, args: &[&str]) -> String {
-    let bin = env!("CARGO_BIN_EXE_kubectl-coord");
-    let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
-    let inner = format!("stty cols {width} rows 50; exec '{bin}' {} 2>/dev/null", quoted.join(" "));
-    let out = std::process::Command::new("script")
-        .args(["-q", "-e", "-c", &inner, "/dev/null"])
-        .env("KUBECONFIG", c.kubeconfig("viewer"))
-        .env_remove("NO_COLOR")
-        .env_remove("COLUMNS")
-        .output()
-        .expect("util-linux script");
-    let raw = String::from_utf8_lossy(&out.stdout).replace('\r', "");
-    assert!(out.status.success() || out.status.code() == Some(3), "{args:?}: {:?}\n{raw}", out.status);
-    let ansi = regex::Regex::new("\x1b\\[[0-9;]*m").unwrap();
-    let shown = ansi.replace_all(&raw, "").to_string();
-    for line in shown.lines() {
-        assert!(line.chars().count() <= width, "{args:?} at {width} columns:\n{line}\n\n{shown}");
-    }
-    assert!(shown.lines().count() > 1, "{args:?}: {shown}");
-    shown
 }
 
 /// A ReplicaSet the quota keeps from making its pods is short of them, in check as in trace.

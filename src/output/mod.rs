@@ -133,3 +133,25 @@ pub fn out_with(write: impl FnOnce(&mut std::io::StdoutLock<'static>) -> std::io
         other => Ok(other?),
     }
 }
+
+/// What a person sees of a renderer, for its tests: the view at 80, 100 and 120 columns
+/// without colour, after asserting that no line is wider than the terminal and that the same
+/// view with colour on shows exactly the same screen once its colour codes are taken out
+/// (a painted line once wrapped a second time, its escapes counted as columns).
+#[cfg(test)]
+pub fn screens(render: impl Fn(&Printer) -> String) -> Vec<(usize, String)> {
+    [80, 100, 120]
+        .into_iter()
+        .map(|width| {
+            let plain = Printer::plain(OutputFormat::Table, Some(width));
+            let text = render(&plain);
+            for line in text.lines() {
+                assert!(table::width(line) <= width, "wider than {width} columns: {line:?}\n{text}");
+            }
+            let painted = render(&Printer { color: true, ..plain });
+            let shown = table::strip_colour(&painted);
+            assert_eq!(shown, text, "with colour on, the screen at {width} columns differs:\n{shown}\n---\n{text}");
+            (width, text)
+        })
+        .collect()
+}

@@ -88,16 +88,27 @@ impl Grid {
         }
         let mut narrowed = false;
         if let Some(limit) = p.width.filter(|&l| widths.iter().sum::<usize>() + 3 * (columns - 1) > l) {
-            // A column's floor: its header, or its longest word up to 12 columns (kinds and
-            // names stay whole where they can; longer ones break at their seams).
-            let mut floors: Vec<usize> = self.headers.iter().map(|h| width(h)).collect();
+            // Floors a column is not narrowed below, tried in turn until they fit: its header
+            // or its longest word up to 12 columns (kinds and names stay whole); its header's
+            // longest word or its longest piece between seams up to 12 (LIVE PODS takes two
+            // lines, kube-controller-manager breaks after a hyphen, never inside a piece); its
+            // header's longest word alone.
+            let header_words: Vec<usize> =
+                self.headers.iter().map(|h| h.split(' ').map(width).max().unwrap_or(0)).collect();
+            let (mut floors, mut pieces) =
+                (self.headers.iter().map(|h| width(h)).collect::<Vec<_>>(), header_words.clone());
             for row in &self.rows {
                 for (i, c) in row.iter().enumerate().take(columns) {
                     let longest = c.text.split([' ', '\n']).map(width).max().unwrap_or(0);
                     floors[i] = floors[i].max(longest.min(12));
+                    if pieces[i] < 12 && longest > pieces[i] {
+                        let piece = c.text.lines().flat_map(words_with_seams).map(|w| w.width()).max().unwrap_or(0);
+                        pieces[i] = pieces[i].max(piece.min(12));
+                    }
                 }
             }
-            let fitted = fit(&widths, &floors, limit);
+            let tiers = [(floors, 8), (pieces, 4), (header_words, 4), (vec![1; columns], 1)];
+            let fitted = fit(&widths, &tiers, limit);
             narrowed = fitted != widths;
             widths = fitted;
         }
@@ -116,22 +127,25 @@ impl Grid {
     }
 }
 
-/// Column widths that fit `limit` (gaps included) where they can. No column is made
-/// narrower than its floor (at least 8, never more than its text); the room above the floors
-/// is shared out by raising the narrowest column still short of its text first (max-min
-/// fairness, as comfy-table's dynamic arrangement aims for): narrow columns keep their
-/// width, wide ones share the rest evenly. A table whose floors cannot fit (-o wide's
-/// fourteen columns in 80) keeps its natural widths: wrapping every column to a sliver
-/// helps no one.
-pub fn fit(natural: &[usize], floors: &[usize], limit: usize) -> Vec<usize> {
+/// Column widths that fit `limit` (gaps included). Each tier is a floor a column and the
+/// least that floor may be (never more than the column's text); the first tier whose floors
+/// fit is used. Above the floors the room is shared out by raising the narrowest column still
+/// short of its text first (max-min fairness, as comfy-table's dynamic arrangement aims for):
+/// narrow columns keep their width, wide ones share the rest evenly. Only a terminal too
+/// narrow for every tier (a column and a gap for each column) keeps the natural widths.
+pub fn fit(natural: &[usize], tiers: &[(Vec<usize>, usize)], limit: usize) -> Vec<usize> {
     let gaps = 3 * natural.len().saturating_sub(1);
     let room = limit.saturating_sub(gaps);
-    let mut widths: Vec<usize> = natural.iter().zip(floors).map(|(n, f)| (*n).min((*f).max(8))).collect();
-    let floor_sum: usize = widths.iter().sum();
-    if natural.iter().sum::<usize>() <= room || floor_sum > room {
+    if natural.iter().sum::<usize>() <= room {
         return natural.to_vec();
     }
-    let mut extra = room - floor_sum;
+    let at_least = |(floors, least): &(Vec<usize>, usize)| -> Vec<usize> {
+        natural.iter().zip(floors).map(|(n, f)| (*n).min((*f).max(*least))).collect()
+    };
+    let Some(mut widths) = tiers.iter().map(at_least).find(|w| w.iter().sum::<usize>() <= room) else {
+        return natural.to_vec();
+    };
+    let mut extra = room - widths.iter().sum::<usize>();
     while extra > 0 {
         let short: Vec<usize> = (0..widths.len()).filter(|&i| widths[i] < natural[i]).collect();
         let Some(low) = short.iter().map(|&i| widths[i]).min() else { break };
@@ -185,7 +199,11 @@ pub fn wrap_with(text: &str, limit: usize, indent: &str) -> Vec<String> {
         .subsequent_indent(indent)
         .word_splitter(textwrap::WordSplitter::NoHyphenation)
         .break_words(false);
-    // Leading spaces (a tree's indent) stay on the first line instead of ending it.
+    // Leading spaces (a tree's indent) stay on the first line instead of ending it; a painted
+    // line's come after its colour code, which is moved past them (on its own, the code was a
+    // word that ended the first line).
+    let text = spaces_first(text);
+    let text = text.as_ref();
     let body = text.trim_start_matches(' ');
     let first = &text[..text.len() - body.len()];
     let at_spaces = at_spaces.initial_indent(first);
@@ -218,12 +236,23 @@ fn words_with_seams(line: &str) -> Box<dyn Iterator<Item = textwrap::core::Word<
         let at = text.as_ptr() as usize - line.as_ptr() as usize;
         let whole = &line[at..at + text.len() + word.whitespace.len()];
         let mut starts = vec![0];
-        for (i, c) in text.char_indices().skip(1) {
-            let before = text[..i].chars().next_back().unwrap_or(' ');
-            let camel = c.is_ascii_uppercase() && before.is_ascii_lowercase();
-            if camel || matches!(c, '.' | '[') || matches!(before, '/' | ',' | '-') {
-                starts.push(i);
+        // A colour code is part of the character after it: no seam inside or before one.
+        let (mut escape_end, mut before, mut seam_at) = (0, ' ', None);
+        for (i, c) in text.char_indices() {
+            if c == '\x1b' && i >= escape_end {
+                escape_end = i + escape_len(&text[i..]);
+                // A seam before the character after it falls before the code instead.
+                seam_at = seam_at.or(Some(i));
             }
+            if i < escape_end {
+                continue;
+            }
+            let at = seam_at.take().unwrap_or(i);
+            let camel = c.is_ascii_uppercase() && before.is_ascii_lowercase();
+            if at > 0 && (camel || matches!(c, '.' | '[') || matches!(before, '/' | ',' | '-')) {
+                starts.push(at);
+            }
+            before = c;
         }
         let ends: Vec<usize> = starts.iter().skip(1).copied().chain([whole.len()]).collect();
         starts.into_iter().zip(ends).map(move |(a, b)| textwrap::core::Word::from(&whole[a..b])).collect::<Vec<_>>()
@@ -284,12 +313,66 @@ fn pad(text: &mut String, mut n: usize) {
 }
 
 /// Columns `text` takes on a terminal. Printable ASCII (nearly every cell) is one column a
-/// byte, checked far faster than a Unicode width lookup per character.
-fn width(text: &str) -> usize {
+/// byte, checked far faster than a Unicode width lookup per character. Colour codes take no
+/// columns: a painted line is as wide as the same line unpainted (a line measured with its
+/// escapes was wrapped a second time, ten columns early).
+pub fn width(text: &str) -> usize {
     // Folded without stopping early, which the compiler turns into wide comparisons: every
     // cell is measured twice, and findings run to hundreds of characters.
     let printable = text.bytes().fold(true, |all, b| all & (b' '..=b'~').contains(&b));
-    if printable { text.len() } else { UnicodeWidthStr::width(text) }
+    if printable {
+        text.len()
+    } else if text.contains('\x1b') {
+        unpainted(text).map(UnicodeWidthStr::width).sum()
+    } else {
+        UnicodeWidthStr::width(text)
+    }
+}
+
+/// The pieces of `text` between its escape sequences: CSI (`ESC [ ... final`, the colours
+/// owo-colors writes) and any other two-character `ESC x`.
+fn unpainted(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let Some(at) = rest.find('\x1b') else {
+            return Some(std::mem::take(&mut rest));
+        };
+        let (before, escape) = rest.split_at(at);
+        rest = &escape[escape_len(escape)..];
+        Some(before)
+    })
+}
+
+/// The length in bytes of the escape sequence `text` starts with (it starts with ESC).
+fn escape_len(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    match bytes.get(1) {
+        // CSI: parameters and intermediates, then one final byte in @..~.
+        Some(b'[') => bytes[2..].iter().position(|b| (0x40..=0x7e).contains(b)).map_or(bytes.len(), |i| i + 3),
+        Some(b) if b.is_ascii() => 2,
+        _ => 1,
+    }
+}
+
+/// `text` with the spaces that follow its leading colour codes put before them.
+fn spaces_first(text: &str) -> Cow<'_, str> {
+    let mut codes = 0;
+    while text[codes..].starts_with('\x1b') {
+        codes += escape_len(&text[codes..]);
+    }
+    let spaces = text[codes..].len() - text[codes..].trim_start_matches(' ').len();
+    if codes == 0 || spaces == 0 {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(format!("{}{}{}", &text[codes..codes + spaces], &text[..codes], &text[codes + spaces..]))
+}
+
+/// `text` without its colour codes: what a terminal shows of it.
+pub fn strip_colour(text: &str) -> String {
+    unpainted(text).collect()
 }
 
 /// A command's table output: a grid, what to say when it has no rows, and lines under it
@@ -342,7 +425,9 @@ pub fn wrap_under(text: &str, limit: Option<usize>, indent: usize, room: usize) 
 /// `line` wrapped to `limit` (unlimited without one), continuations indented past its own
 /// leading spaces. Colour codes are not counted by textwrap's width, so painted text wraps too.
 pub fn wrap_indented(line: &str, limit: Option<usize>) -> Vec<String> {
-    wrap_under(line, limit, line.len() - line.trim_start().len() + 2, 8)
+    // The indent as shown: a painted line's leading spaces come after its colour code.
+    let shown = unpainted(line).find(|piece| !piece.is_empty()).unwrap_or("");
+    wrap_under(line, limit, shown.len() - shown.trim_start().len() + 2, 8)
 }
 
 /// Human text fitted to `limit`: each line wider than it wrapped under its own indent;
@@ -484,15 +569,42 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// A painted line wraps exactly as the same line unpainted: colour codes take no
+        /// columns, and no seam falls inside one.
+        #[test]
+        fn painted_lines_wrap_as_plain_ones(
+            lead in 0usize..6,
+            words in proptest::collection::vec("[a-zA-Z0-9./,=\\[\\]-]{1,24}", 1..14),
+            limit in 12usize..90,
+            tone in prop_oneof![Just(Tone::Bad), Just(Tone::Warn), Just(Tone::Good), Just(Tone::Dim)],
+        ) {
+            let line = format!("{}{}", " ".repeat(lead), words.join(" "));
+            let painted = crate::output::paint(&line, tone, true);
+            prop_assert_eq!(width(&painted), width(&line));
+            let plain = wrap_indented(&line, Some(limit));
+            let shown: Vec<String> = wrap_indented(&painted, Some(limit)).iter().map(|l| strip_colour(l)).collect();
+            prop_assert_eq!(shown, plain);
+        }
+    }
+
     #[test]
     fn narrow_columns_keep_their_width_and_wide_ones_share_the_rest() {
         // 100 columns: 6 + 3 + 5 + 3 gaps... the two wide ones split what is left evenly.
-        assert_eq!(fit(&[6, 5, 200, 150], &[4, 4, 6, 6], 100), vec![6, 5, 40, 40]);
-        assert_eq!(fit(&[6, 5, 20], &[4, 4, 6], 100), vec![6, 5, 20]);
+        let two =
+            |floors: &[usize], tight: &[usize]| [(floors.to_vec(), 8), (tight.to_vec(), 4), (vec![1; floors.len()], 1)];
+        assert_eq!(fit(&[6, 5, 200, 150], &two(&[4, 4, 6, 6], &[4, 1, 6, 6]), 100), vec![6, 5, 40, 40]);
+        assert_eq!(fit(&[6, 5, 20], &two(&[4, 4, 6], &[4, 4, 6]), 100), vec![6, 5, 20]);
         // A header wider than the share is the column's floor; the others share the rest.
-        assert_eq!(fit(&[30, 40, 40], &[20, 6, 6], 60), vec![20, 17, 17]);
-        // Floors that cannot fit: the natural widths, unwrapped.
-        assert_eq!(fit(&[30, 30], &[4, 4], 10), vec![30, 30]);
+        assert_eq!(fit(&[30, 40, 40], &two(&[20, 6, 6], &[20, 6, 6]), 60), vec![20, 17, 17]);
+        // Floors that cannot fit: the next tier's, then the rest shared out, the leftmost
+        // column taking what does not divide evenly.
+        assert_eq!(fit(&[19, 12, 20, 20], &two(&[12, 9, 12, 12], &[4, 9, 1, 1]), 40), vec![8, 9, 7, 7]);
+        // Not even those: down to one column each, still within the limit.
+        let w = fit(&[30; 8], &two(&[12; 8], &[9; 8]), 40);
+        assert!(w.iter().sum::<usize>() + 21 <= 40, "{w:?}");
+        // Narrower than a column and a gap each: natural widths, unwrapped.
+        assert_eq!(fit(&[30, 30], &two(&[4, 4], &[4, 4]), 3), vec![30, 30]);
     }
 
     #[test]

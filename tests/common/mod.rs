@@ -5,6 +5,7 @@
 
 pub mod proxy;
 pub mod schema;
+pub mod screen;
 pub mod toxiproxy;
 
 use std::path::{Path, PathBuf};

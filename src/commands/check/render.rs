@@ -468,9 +468,7 @@ mod tests {
             });
         }
         r.findings.push(Finding { namespace: None, object: "node/kwok-node-0".into(), ..f });
-        for width in [80, 120] {
-            let text = r.clone_for_test().text(&Printer::plain(OutputFormat::Table, Some(width)));
-            assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+        for (width, text) in crate::output::screens(|p| r.clone_for_test().text(p)) {
             insta::assert_snapshot!(format!("check_grouped_{width}"), text);
         }
     }

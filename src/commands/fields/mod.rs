@@ -334,7 +334,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::cli::OutputFormat;
 
     #[derive(Parser)]
     struct Cli {
@@ -381,10 +380,7 @@ mod tests {
             let args = Cli::parse_from(argv).args;
             let o = analyze_object("Deployment", Some("coord-demo"), "storefront", &deployment(), now, &args);
             assert!(!o.contests.is_empty(), "the scale subresource inside gitops' apply is a contest");
-            for width in [80, 120] {
-                let printer = Printer::plain(OutputFormat::Table, Some(width));
-                let text = fit_lines(&render::table(&o, &printer, by_manager), printer.width);
-                assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+            for (width, text) in crate::output::screens(|p| fit_lines(&render::table(&o, p, by_manager), p.width)) {
                 assert!(text.contains(".spec.replicas update-inside-apply") || by_manager, "{text}");
                 let view = if by_manager { "by_manager" } else { "by_field" };
                 insta::assert_snapshot!(format!("fields_{view}_{width}"), text);

@@ -270,10 +270,7 @@ mod tests {
 
     #[test]
     fn default_columns_fit_80_and_120_and_wide_keeps_every_column() {
-        for width in [80, 120] {
-            let printer = Printer::plain(OutputFormat::Table, Some(width));
-            let text = table(&report(), &printer, true, "").render(&printer);
-            assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+        for (width, text) in crate::output::screens(|p| table(&report(), p, true, "").render(p)) {
             assert!(text.contains("3 node leases: 3 fresh (--nodes lists them)"), "{text}");
             assert!(text.contains("coord-demo/stale-lock: CO101 expired"), "{text}");
             assert!(text.contains("coord-demo/orphaned-lock: CO104 holder-pod-missing"), "{text}");

@@ -136,12 +136,19 @@ mod tests {
         ];
         let analysis = analyze(&controllers, &pods, &Options { cross_kind: false, explain: false, sample: false });
         assert!(!analysis.findings.is_empty() && !analysis.pdb_conflicts.is_empty());
-        for width in [80, 120] {
-            let printer = Printer::plain(OutputFormat::Table, Some(width));
-            let text = table(&analysis, &printer, false, (controllers.len(), pods.len())).render(&printer);
-            assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+        for (width, text) in
+            crate::output::screens(|p| table(&analysis, p, false, (controllers.len(), pods.len())).render(p))
+        {
             assert!(text.contains("stable-track") && text.contains("2 pods under several PDBs"), "{text}");
             insta::assert_snapshot!(format!("overlaps_{width}"), text);
+        }
+        // Across namespaces the NAMESPACE column comes first: the table still fits (its
+        // header line was 101 columns in an 80-column terminal).
+        for (width, text) in
+            crate::output::screens(|p| table(&analysis, p, true, (controllers.len(), pods.len())).render(p))
+        {
+            assert!(text.starts_with("NAMESPACE"), "{text}");
+            insta::assert_snapshot!(format!("overlaps_all_namespaces_{width}"), text);
         }
     }
 

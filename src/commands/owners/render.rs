@@ -475,7 +475,6 @@ mod tests {
     use crate::analyze::cascade::predict;
     use crate::analyze::owner_graph::tests::{coverage, obj};
     use crate::analyze::owner_graph::{Walk, findings, tree};
-    use crate::cli::OutputFormat;
 
     /// Six names are spelled out; from seven on, five and a count.
     #[test]
@@ -553,10 +552,7 @@ mod tests {
             skipped: &[],
             server_time: None,
         };
-        for width in [80, 120] {
-            let printer = Printer::plain(OutputFormat::Table, Some(width));
-            let text = crate::output::table::fit_lines(&trees.text(&printer), printer.width);
-            assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+        for (width, text) in crate::output::screens(|p| crate::output::table::fit_lines(&trees.text(p), p.width)) {
             assert!(text.contains("Deployment") && text.contains("ReplicaSet") && text.contains("CO201"), "{text}");
             insta::assert_snapshot!(format!("owners_tree_{width}"), text);
         }

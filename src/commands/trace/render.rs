@@ -331,10 +331,7 @@ mod tests {
 
     #[test]
     fn fits_80_and_120_columns() {
-        for width in [80, 120] {
-            let printer = Printer::plain(OutputFormat::Table, Some(width));
-            let text = crate::output::table::fit_lines(&report().text(&printer), printer.width);
-            assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+        for (width, text) in crate::output::screens(|p| crate::output::table::fit_lines(&report().text(p), p.width)) {
             assert!(text.contains("STALLS (1)") && text.contains("CO503 unscheduled"), "{text}");
             insta::assert_snapshot!(format!("trace_{width}"), text);
         }
