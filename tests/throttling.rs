@@ -7,6 +7,8 @@
 
 mod common;
 
+use std::collections::BTreeSet;
+
 use common::{Cluster, cluster};
 use serde_json::Value;
 
@@ -154,4 +156,70 @@ fn a_throttled_run_retries_to_the_same_findings_and_says_so() {
         throttled_requests += throttled_count(&owners.stderr);
     }
     assert!(throttled_requests >= 5, "the server should have throttled these runs: {throttled_requests}");
+}
+
+/// Every finding of a report as (code, namespace, object): the whole cluster, the control
+/// plane's own Leases included. Messages are left out: they carry ages.
+fn every_finding(report: &Value) -> BTreeSet<(String, String, String)> {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| (text(&f["code"]), text(&f["namespace"]), text(&f["object"])))
+        .collect()
+}
+
+/// A throttled run waits seconds between its requests, so the clock of one answer is not the
+/// clock of another: every age, expiry and skew must be judged by the Date of the answer that
+/// carried the object (for a list, its first page's: later pages hold that page's snapshot).
+/// One object a page spreads each list over seconds. Judged by the first list's clock (as
+/// e6ddf95 did), the control plane's Leases, renewed every 2 s, looked renewed in the API
+/// server's future (CO103) in 7 of 8 runs; judged by each page's own Date, at risk (CO102).
+/// Across the whole cluster, each throttled `check -A` must find exactly what an unthrottled
+/// one finds just before or just after it (the cluster moves on between runs: a lock expires).
+#[test]
+fn a_throttled_run_judges_each_object_by_its_own_answers_clock() {
+    const RUNS: usize = 12;
+    let c = cluster();
+    c.apply(PRIORITY_AND_FAIRNESS);
+    common::wait_for("the coord-throttled priority level", 30, || {
+        let out = c.kubectl(&["get", "--raw", "/debug/api_priority_and_fairness/dump_priority_levels"]).ok();
+        out.stdout.contains("coord-throttled")
+    });
+    let check = |throttle: bool| -> (BTreeSet<(String, String, String)>, String) {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-coord"));
+        cmd.args(["check", "-A", "-o", "json"])
+            .env("KUBECONFIG", c.kubeconfig("admin"))
+            .env("KUBECTL_COORD_PAGE_SIZE", "1");
+        if throttle {
+            cmd.args(["--as", THROTTLED_USER]);
+        }
+        let r = common::Run::of(cmd);
+        assert!(r.code == 0, "{}: {}", r.describe, r.stderr);
+        let report = r.json();
+        assert_eq!(report["complete"], true, "{}", r.stderr);
+        (every_finding(&report), r.stderr)
+    };
+    let (mut compared, mut throttled_requests) = (0, 0);
+    for _ in 0..RUNS * 2 {
+        let (before, _) = check(false);
+        let (under_throttling, stderr) = check(true);
+        let (after, _) = check(false);
+        if stderr.contains("(429)") {
+            throttled_requests += throttled_count(&stderr);
+        }
+        assert!(
+            under_throttling == before || under_throttling == after,
+            "throttled, check -A found\n{under_throttling:#?}\nunthrottled just before\n{before:#?}\nand just after\n{after:#?}"
+        );
+        if before == after {
+            compared += 1;
+            if compared == RUNS {
+                break;
+            }
+        }
+    }
+    assert!(compared >= RUNS / 2, "the cluster kept changing: only {compared} runs compared");
+    assert!(throttled_requests >= RUNS, "the server should have throttled these runs: {throttled_requests}");
 }

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
+use jiff::Timestamp;
 use serde::Serialize;
 
 use super::chunked::Chunked;
@@ -381,15 +382,22 @@ pub struct Unscheduled {
     /// Some(namespace) when `keys` are names of pods in it; None when they are uids.
     namespace: Option<String>,
     keys: hashbrown::HashSet<String>,
+    /// The Date of the answer that listed them: the clock their stalls are judged by.
+    pub read_at: Option<Timestamp>,
 }
 
 impl Unscheduled {
     pub fn uids(uids: hashbrown::HashSet<String>) -> Unscheduled {
-        Unscheduled { namespace: None, keys: uids }
+        Unscheduled { namespace: None, keys: uids, read_at: None }
     }
 
     pub fn names(namespace: String, names: hashbrown::HashSet<String>) -> Unscheduled {
-        Unscheduled { namespace: Some(namespace), keys: names }
+        Unscheduled { namespace: Some(namespace), keys: names, read_at: None }
+    }
+
+    /// Listed in an answer dated `read_at`.
+    pub fn read_at(self, read_at: Option<Timestamp>) -> Unscheduled {
+        Unscheduled { read_at, ..self }
     }
 
     pub fn contains(&self, pod: &TraceObject) -> bool {
@@ -428,7 +436,11 @@ pub fn stall_forest(workloads: Vec<TraceObject>, objects: &Chunked<Object>, unsc
     let is_pod = |o: &&Object| &*o.kind == "Pod" && o.group().is_empty();
     let mut all = workloads;
     all.extend(
-        objects.iter().filter(is_pod).filter(|p| unscheduled.contains_object(p)).map(TraceObject::from_metadata),
+        objects
+            .iter()
+            .filter(is_pod)
+            .filter(|p| unscheduled.contains_object(p))
+            .map(|p| TraceObject { read_at: unscheduled.read_at, ..TraceObject::from_metadata(p) }),
     );
     let forest = workload_snapshot(all);
     let by_uid: hashbrown::HashMap<Uid, usize> =

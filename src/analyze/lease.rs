@@ -86,11 +86,22 @@ pub struct LeaseSnapshot {
     pub transitions: Option<i32>,
     pub strategy: Option<String>,
     pub preferred_holder: Option<String>,
+    /// The Date of the answer that carried the lease (of a list, its first page's, whose
+    /// snapshot every later page holds): the server's clock it is judged by. Under throttling
+    /// one list answers seconds after another, and a renewTime judged by an earlier list's
+    /// clock looked to be in the future; judged by a later page's, a lease read at the first
+    /// page looked late. None (a watch event, a test) judges by the `now` given.
+    pub read_at: Option<Timestamp>,
 }
 
 impl LeaseSnapshot {
     pub fn holder(&self) -> Option<&str> {
         self.holder.as_deref().filter(|h| !h.is_empty())
+    }
+
+    /// The server's clock for this lease: its answer's Date, else `now`.
+    pub fn judged_at(&self, now: Timestamp) -> Timestamp {
+        self.read_at.unwrap_or(now)
     }
 }
 
@@ -116,11 +127,12 @@ pub fn classify(lease: &LeaseSnapshot) -> LeaseClass {
     LeaseClass::Generic
 }
 
-/// Renew age in microseconds at `now` (negative: renewTime is in the future).
-/// Falls back to acquireTime for a lease that was acquired but never renewed.
+/// Renew age in microseconds at the lease's own clock, `now` without one (negative:
+/// renewTime is in the future). Falls back to acquireTime for a lease that was acquired but
+/// never renewed.
 pub fn renew_age_micros(lease: &LeaseSnapshot, now: Timestamp) -> Option<i64> {
     let at = lease.renew_time.or(lease.acquire_time)?;
-    Some(now.as_microsecond() - at.as_microsecond())
+    Some(lease.judged_at(now).as_microsecond() - at.as_microsecond())
 }
 
 pub fn state(lease: &LeaseSnapshot, now: Timestamp) -> LeaseState {
@@ -258,6 +270,23 @@ mod tests {
         l.renew_time = None;
         l.acquire_time = at(20.0);
         assert_eq!(state(&l, now()), LeaseState::Expired);
+    }
+
+    /// A lease is judged by the clock of the answer that carried it, not by a run's "now"
+    /// taken from an earlier (or later) answer.
+    #[test]
+    fn judged_by_the_date_of_its_own_answer() {
+        let mut l = lease("kube-system", "kube-controller-manager", "h");
+        // Renewed 3 s after the clock the run started with, read in an answer 4 s later.
+        l.renew_time = at(-3.0);
+        assert_eq!(state(&l, now()), LeaseState::Skewed);
+        l.read_at = Some(Timestamp::from_second(NOW + 4).unwrap());
+        assert_eq!(state(&l, now()), LeaseState::Fresh);
+        assert_eq!(renew_age_micros(&l, now()), Some(1_000_000));
+        // And the other way: read long before the run's clock, it is not expired by it.
+        l.renew_time = at(1.0);
+        l.read_at = Some(now());
+        assert_eq!(state(&l, Timestamp::from_second(NOW + 60).unwrap()), LeaseState::Fresh);
     }
 
     #[test]

@@ -145,7 +145,9 @@ pub fn row(
         lease_transitions: lease.transitions,
         acquire_time: lease.acquire_time,
         renew_time: lease.renew_time,
-        acquire_age_seconds: lease.acquire_time.map(|t| secs(now.as_microsecond() - t.as_microsecond())),
+        acquire_age_seconds: lease
+            .acquire_time
+            .map(|t| secs(lease.judged_at(now).as_microsecond() - t.as_microsecond())),
         strategy: lease.strategy.clone().filter(|s| !s.is_empty()),
         preferred_holder: lease.preferred_holder.clone().filter(|s| !s.is_empty()),
         holder_pod: pod,

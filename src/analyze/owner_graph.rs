@@ -40,11 +40,28 @@ impl Object {
     }
 
     pub fn deleting_since(&self) -> Option<Timestamp> {
-        self.deletion.0.as_ref().and_then(|d| d.0)
+        self.deletion.0.as_ref().and_then(|d| d.since)
     }
 
     pub fn finalizers(&self) -> &[String] {
-        self.deletion.0.as_ref().map_or(&[], |d| &d.1)
+        self.deletion.0.as_ref().map_or(&[], |d| &d.finalizers)
+    }
+
+    /// The server's clock for how long its deletion has taken: the Date of the answer that
+    /// carried it, else `now`.
+    pub fn deletion_judged_at(&self, now: Timestamp) -> Timestamp {
+        self.deletion_read_at().unwrap_or(now)
+    }
+
+    /// The Date of the answer that carried an object with a deletion state.
+    pub fn deletion_read_at(&self) -> Option<Timestamp> {
+        self.deletion.0.as_ref().and_then(|d| d.read_at)
+    }
+
+    /// Keeps the Date of the answer that carried the object, where an age will be judged
+    /// (its deletion's).
+    pub fn read_at(&mut self, read_at: Option<Timestamp>) {
+        self.deletion = std::mem::take(&mut self.deletion).read_at(read_at);
     }
 }
 
@@ -52,7 +69,16 @@ impl Object {
 /// Boxed, and absent when there is neither: few objects have either, and inline they cost
 /// every object 40 bytes.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Deletion(Option<Box<(Option<Timestamp>, Vec<String>)>>);
+pub struct Deletion(Option<Box<Deleting>>);
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deleting {
+    since: Option<Timestamp>,
+    finalizers: Vec<String>,
+    /// The Date of the answer that carried the object (the only age the graph judges is a
+    /// deletion's, so the clock is kept here rather than on every object).
+    read_at: Option<Timestamp>,
+}
 
 impl Deletion {
     pub fn new(since: Option<Timestamp>, mut finalizers: Vec<String>) -> Deletion {
@@ -60,7 +86,15 @@ impl Deletion {
             return Deletion(None);
         }
         finalizers.shrink_to_fit();
-        Deletion(Some(Box::new((since, finalizers))))
+        Deletion(Some(Box::new(Deleting { since, finalizers, read_at: None })))
+    }
+
+    /// The deletion as read in an answer dated `read_at`.
+    pub fn read_at(mut self, read_at: Option<Timestamp>) -> Deletion {
+        if let Some(d) = &mut self.0 {
+            d.read_at = read_at;
+        }
+        self
     }
 }
 
@@ -576,7 +610,7 @@ pub fn findings(graph: &Graph, scope: &[usize], now: Option<Timestamp>, stuck_af
         if let (Some(since), Some(now)) = (o.deleting_since(), now)
             && !o.finalizers().is_empty()
         {
-            let secs = now.as_second() - since.as_second();
+            let secs = o.deletion_judged_at(now).as_second() - since.as_second();
             if secs >= stuck_after_secs {
                 out.push(Finding {
                     kind: FindingKind::StuckInDeletion,

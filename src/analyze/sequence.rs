@@ -95,6 +95,10 @@ pub struct TraceObject {
     /// Whether the JSON had a status at all (a metadata-only read has none).
     #[serde(skip)]
     pub has_status: bool,
+    /// The Date of the answer that carried the object: the server's clock its stalls are
+    /// judged by (None: the run's `now`).
+    #[serde(skip)]
+    pub read_at: Option<Timestamp>,
 }
 
 impl TraceObject {
@@ -110,6 +114,7 @@ impl TraceObject {
             controller_uid: o.owner_refs.iter().find(|r| r.is_controller()).map(|r| r.uid.to_string()),
             created: o.created,
             deleting: o.deleting_since(),
+            read_at: o.deletion_read_at(),
             ..Default::default()
         }
     }
@@ -242,6 +247,7 @@ pub fn object_from_json(v: &Value) -> TraceObject {
         conditions,
         trace_annotations,
         has_status: v.get("status").is_some(),
+        read_at: None,
     }
 }
 

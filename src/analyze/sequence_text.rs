@@ -253,6 +253,7 @@ impl Object {
                 .collect(),
             trace_annotations: m.annotations.map(|a| a.0).unwrap_or_default(),
             has_status,
+            read_at: None,
         }
     }
 }

@@ -185,10 +185,13 @@ pub fn stalls_kept(
     keep: impl Fn(&TraceObject, StallKind) -> bool,
 ) -> Vec<Stall> {
     let mut out = Vec::new();
+    let run_now = now;
     for (i, o) in snap.objects.iter().enumerate() {
         if o.deleting.is_some() {
             continue;
         }
+        // Judged by the clock of the answer that carried the object.
+        let now = o.read_at.unwrap_or(run_now);
         // A spec entry without a time may be the newest write: then nobody knows when.
         let spec_time_unknown = o.writes.iter().any(|w| w.spec && w.time.is_none());
         let spec_at = o.last_spec_write().and_then(|w| w.time).or(o.created);
@@ -312,7 +315,8 @@ pub fn stalls_kept(
 /// What the lease lookup for a stall found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LeaseLookup {
-    Found(LeaseSnapshot),
+    /// Boxed: a lease is several times the size of the other answers.
+    Found(Box<LeaseSnapshot>),
     /// No lease of that name, or none naming the manager.
     Missing,
     /// The lease could not be read: the reason.
@@ -479,7 +483,7 @@ mod tests {
         assert_eq!(s.object, 0);
         assert_eq!(s.stalled_seconds, Some(240));
         assert_eq!(s.responsible.lease, Some(super::kcm_lease()));
-        let verdict = judge(s, &LeaseLookup::Found(kcm_lease("2026-01-01T10:01:55Z")), now);
+        let verdict = judge(s, &LeaseLookup::Found(Box::new(kcm_lease("2026-01-01T10:01:55Z"))), now);
         assert_eq!(verdict.state, "expired");
         assert_eq!(
             sentence(s, Some(&verdict)),
@@ -506,7 +510,7 @@ mod tests {
         );
         let mut lease = kcm_lease("2026-01-01T10:02:59Z");
         lease.name = "kube-scheduler".into();
-        let v = judge(s, &LeaseLookup::Found(lease), now);
+        let v = judge(s, &LeaseLookup::Found(Box::new(lease)), now);
         assert_eq!(v.state, "fresh");
         assert!(
             sentence(s, Some(&v))
@@ -546,7 +550,9 @@ mod tests {
         other.evidence = vec!["different evidence".into()];
         let mut lease = kcm_lease("2026-01-01T10:02:59Z");
         lease.name = "kube-scheduler".into();
-        for lookup in [LeaseLookup::Found(lease), LeaseLookup::Missing, LeaseLookup::Unreadable("forbidden".into())] {
+        for lookup in
+            [LeaseLookup::Found(Box::new(lease)), LeaseLookup::Missing, LeaseLookup::Unreadable("forbidden".into())]
+        {
             assert_eq!(judge(&s, &lookup, now), judge(&other, &lookup, now));
             let mut bare = other.clone();
             bare.evidence.clear();
@@ -622,13 +628,13 @@ mod tests {
         let now = ts("2026-01-01T10:05:00Z");
         let s = stalls(&snap, now, 30).into_iter().find(|s| s.kind == StallKind::GenerationNotObserved).expect("stall");
         assert_eq!((s.stalled_seconds, s.since), (None, None));
-        let expired = judge(&s, &LeaseLookup::Found(kcm_lease("2026-01-01T10:01:55Z")), now);
+        let expired = judge(&s, &LeaseLookup::Found(Box::new(kcm_lease("2026-01-01T10:01:55Z"))), now);
         assert!(confirmed(&s, Some(&expired)));
         assert!(
             sentence(&s, Some(&expired))
                 .starts_with("generation 3 not observed (observed 2) since a write that carries no time")
         );
-        let fresh = judge(&s, &LeaseLookup::Found(kcm_lease("2026-01-01T10:04:59Z")), now);
+        let fresh = judge(&s, &LeaseLookup::Found(Box::new(kcm_lease("2026-01-01T10:04:59Z"))), now);
         assert!(!confirmed(&s, Some(&fresh)), "a live leader may be reconciling it right now");
     }
 

@@ -38,6 +38,11 @@ pub struct Listed<T> {
     pub items: Vec<T>,
     /// The server's clock at the first page.
     pub server_time: Option<Timestamp>,
+    /// For a flattened list, each page's first index in `items` and the Date it is judged by
+    /// ([`Listed::dated`]): its list's first page's, as every page holds that page's snapshot.
+    /// Throttled, one list answers seconds after another; read namespace by namespace, each
+    /// namespace's list has its own.
+    pub dates: Vec<(usize, Option<Timestamp>)>,
     pub resource_version: String,
     /// How many times a 410 Gone restarted the list.
     pub restarts: usize,
@@ -79,7 +84,7 @@ pub async fn list_all_paged<T: DeserializeOwned + Send + 'static>(
     accept: Accept,
     page_size: usize,
 ) -> Result<Listed<T>, RequestError> {
-    Ok(list_all_digested(conn, path, query, accept, page_size, gather::<T>).await?.flattened())
+    Ok(list_all_digested(conn, path, query, accept, page_size, gather_dated::<T>).await?.flattened())
 }
 
 /// A collection read a page at a time: one Vec per page, each of exactly its size, until
@@ -107,10 +112,21 @@ pub fn gather<T>(pages: &mut Pages<T>, page: Vec<T>) {
     }
 }
 
+/// Pages as they came, each with the Date of its list's first page.
+pub type DatedPages<T> = Vec<(Option<Timestamp>, Vec<T>)>;
+
+/// [`gather`], keeping the page's Date: the fold of a list flattened with [`Listed::dated`].
+pub fn gather_dated<T>(pages: &mut DatedPages<T>, page: Vec<T>, read_at: Option<Timestamp>) {
+    if !page.is_empty() {
+        pages.push((read_at, page));
+    }
+}
+
 /// [`list_all_paged`], each page's items folded by `digest` into the list's `P` on the
 /// blocking pool as soon as the page is decoded, while the next page is on its way: a long
 /// list is digested as it arrives rather than after its last page. `items` holds that one
-/// `P`; a 410 Gone that restarts the list starts it again from `P::default()`.
+/// `P`; a 410 Gone that restarts the list starts it again from `P::default()`. `digest` is
+/// also given the clock for the objects on the page: the Date of the list's first page.
 pub async fn list_all_digested<T, P, D>(
     conn: &Conn,
     path: &str,
@@ -122,7 +138,7 @@ pub async fn list_all_digested<T, P, D>(
 where
     T: DeserializeOwned + Send + 'static,
     P: Default + Send + 'static,
-    D: Fn(&mut P, Vec<T>) + Clone + Send + 'static,
+    D: Fn(&mut P, Vec<T>, Option<Timestamp>) + Clone + Send + 'static,
 {
     let page_size = forced_page_size().unwrap_or(page_size);
     let page_url = |token: Option<&str>| {
@@ -168,24 +184,76 @@ where
                 server_time = reply.server_time;
                 resource_version = head.resource_version;
             }
-            folded = decode_page(reply, &url, conn.server(), folded, digest.clone()).await?;
+            // Every page of a list is its first page's snapshot (the continue token holds its
+            // resourceVersion): its objects are as they were when that page answered, however
+            // much later a page comes, so that page's Date is their clock.
+            folded = decode_page(reply, &url, conn.server(), server_time, folded, digest.clone()).await?;
             match next {
                 Some((f, u)) => (fetch, url) = (f, u),
-                None => return Ok(Listed { items: vec![folded], server_time, resource_version, restarts }),
+                None => {
+                    return Ok(Listed {
+                        items: vec![folded],
+                        server_time,
+                        dates: Vec::new(),
+                        resource_version,
+                        restarts,
+                    });
+                }
             }
         }
     }
 }
 
 impl<T> Listed<Pages<T>> {
-    /// One list of items from the pages of each list read.
+    /// One list of items from the pages of each list read (their dates not kept).
     pub fn flattened(self) -> Listed<T> {
         Listed {
             items: flatten(self.items.into_iter().flatten().collect()),
             server_time: self.server_time,
+            dates: Vec::new(),
             resource_version: self.resource_version,
             restarts: self.restarts,
         }
+    }
+}
+
+impl<T> Listed<DatedPages<T>> {
+    /// One list of items from the pages of each list read, each page's Date kept.
+    pub fn flattened(self) -> Listed<T> {
+        let mut dates = Vec::new();
+        let mut start = 0;
+        let pages: Pages<T> = self
+            .items
+            .into_iter()
+            .flatten()
+            .map(|(read_at, page)| {
+                dates.push((start, read_at));
+                start += page.len();
+                page
+            })
+            .collect();
+        Listed {
+            items: flatten(pages),
+            server_time: self.server_time,
+            dates,
+            resource_version: self.resource_version,
+            restarts: self.restarts,
+        }
+    }
+}
+
+impl<T> Listed<T> {
+    /// Each item with the Date of the answer that carried it (the first page's when the list
+    /// kept no dates).
+    pub fn dated(self) -> impl Iterator<Item = (T, Option<Timestamp>)> {
+        let (dates, first) = (self.dates, self.server_time);
+        let mut page = 0;
+        self.items.into_iter().enumerate().map(move |(i, item)| {
+            while dates.get(page + 1).is_some_and(|(start, _)| *start <= i) {
+                page += 1;
+            }
+            (item, dates.get(page).map_or(first, |(_, at)| *at))
+        })
     }
 }
 
@@ -239,13 +307,14 @@ async fn decode_page<T, P, D>(
     reply: Reply,
     url: &str,
     server: &str,
+    read_at: Option<Timestamp>,
     mut folded: P,
     digest: D,
 ) -> Result<P, RequestError>
 where
     T: DeserializeOwned + Send + 'static,
     P: Send + 'static,
-    D: FnOnce(&mut P, Vec<T>) + Send + 'static,
+    D: FnOnce(&mut P, Vec<T>, Option<Timestamp>) + Send + 'static,
 {
     let (url, server) = (url.to_string(), server.to_string());
     tokio::task::spawn_blocking(move || {
@@ -253,7 +322,7 @@ where
         drop(reply);
         let items = page.items.unwrap_or_default();
         crate::output::progress::objects_read(items.len());
-        digest(&mut folded, items);
+        digest(&mut folded, items, read_at);
         Ok(folded)
     })
     .await
@@ -318,6 +387,25 @@ mod tests {
         assert_eq!(flatten(pages), [1, 2, 3]);
         assert_eq!(flatten(vec![vec![4, 5]]), [4, 5]);
         assert_eq!(flatten(Pages::<i32>::new()), Vec::<i32>::new());
+    }
+
+    #[test]
+    fn each_item_keeps_the_date_of_its_page() {
+        let at = |s: i64| Some(Timestamp::from_second(s).unwrap());
+        let (mut one, mut two) = (DatedPages::new(), DatedPages::new());
+        gather_dated(&mut one, vec!['a', 'b'], at(10));
+        gather_dated(&mut one, vec![], at(11));
+        gather_dated(&mut one, vec!['c'], at(12));
+        gather_dated(&mut two, vec!['d'], at(20));
+        let listed = Listed {
+            items: vec![one, two],
+            server_time: at(10),
+            dates: Vec::new(),
+            resource_version: String::new(),
+            restarts: 0,
+        };
+        let dated: Vec<(char, Option<Timestamp>)> = listed.flattened().dated().collect();
+        assert_eq!(dated, [('a', at(10)), ('b', at(10)), ('c', at(12)), ('d', at(20))]);
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub mod watch;
 
 use std::sync::Arc;
 
+use jiff::Timestamp;
+
 use anyhow::Result;
 use futures::{StreamExt, stream};
 use serde::de::DeserializeOwned;
@@ -121,7 +123,7 @@ impl Session {
         accept: Accept,
     ) -> Result<(Listed<T>, Option<Fallback>), RequestError> {
         let (listed, fallback) =
-            self.list_scoped_digested(namespace, collection, query, accept, list::gather::<T>).await?;
+            self.list_scoped_digested(namespace, collection, query, accept, list::gather_dated::<T>).await?;
         Ok((listed.flattened(), fallback))
     }
 
@@ -139,7 +141,7 @@ impl Session {
     where
         T: DeserializeOwned + Send + 'static,
         P: Default + Send + 'static,
-        D: Fn(&mut P, Vec<T>) + Clone + Send + 'static,
+        D: Fn(&mut P, Vec<T>, Option<Timestamp>) + Clone + Send + 'static,
     {
         let page_size = list::page_size(accept);
         let list = |path: String| {
@@ -165,7 +167,13 @@ impl Session {
             .buffered(pace::FAN_OUT)
             .collect()
             .await;
-        let mut merged = Listed { items: Vec::new(), server_time: None, resource_version: String::new(), restarts: 0 };
+        let mut merged = Listed {
+            items: Vec::new(),
+            server_time: None,
+            dates: Vec::new(),
+            resource_version: String::new(),
+            restarts: 0,
+        };
         let mut fallback = Fallback { read: Vec::new(), forbidden: 0, source };
         for (ns, listed) in lists {
             match listed {

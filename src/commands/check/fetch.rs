@@ -227,7 +227,7 @@ pub async fn snapshot(
             FULL_CONCURRENCY,
             &progress,
             Intake {
-                page: move |part: &mut Digested, r: &ApiResource, items| read_json(&plan, part, r, items),
+                page: move |part: &mut Digested, r: &ApiResource, items, at| read_json(&plan, part, r, items, at),
                 list: absorb
             }
         ),
@@ -239,7 +239,7 @@ pub async fn snapshot(
             FAN_OUT,
             &progress,
             Intake {
-                page: move |part: &mut Digested, r: &ApiResource, items| read_metadata(&plan, part, r, items),
+                page: move |part: &mut Digested, r: &ApiResource, items, at| read_metadata(&plan, part, r, items, at),
                 list: absorb
             }
         ),
@@ -291,7 +291,7 @@ pub(super) fn graph_read(text: &str, names: &mut ListNames, census: bool) -> (Op
                     Digest::from_managed_fields(namespace, name, metadata.managed_fields).ok()
                 })
                 .flatten();
-            (Some(metadata.into_object(names)), digest)
+            (Some(metadata.into_object(names, None)), digest)
         }
         // What the graph reads is not what the API gives: the census may still read it.
         Err(_) => (None, census.then(|| Digest::from_json(text).ok()).flatten()),
@@ -341,7 +341,7 @@ fn mark(
 /// analyses read (building a `Value` tree of every object first cost more than all of them): a
 /// controller once for all of them ([`whole::read`]), any other object by the graph's read and
 /// its own kind's.
-fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<RawValue>>) {
+fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<RawValue>>, read_at: Option<Timestamp>) {
     let overlap = overlap_kind(r);
     let census = plan.fields && census_kind(r);
     let (leases, candidates) =
@@ -379,17 +379,20 @@ fn read_json(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<Box<R
         part.digests.extend(digest);
         if leases {
             if let Ok(item) = serde_json::from_str::<LeaseItem>(text) {
-                part.leases.push(lease_snapshot(item));
+                part.leases.push(lease_snapshot(item, read_at));
             }
         } else if candidates && let Ok(c) = serde_json::from_str::<Candidate>(text) {
             part.candidates.push(c.snapshot());
         }
     }
+    // Ages are judged by the clock of the answer that carried each object.
+    objects.iter_mut().for_each(|o: &mut Object| o.read_at(read_at));
+    workloads.iter_mut().for_each(|w: &mut TraceObject| w.read_at = read_at);
     gather(&mut part.objects, objects);
     gather(&mut part.workloads, workloads);
 }
 
-fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<MetaItem>) {
+fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<MetaItem>, read_at: Option<Timestamp>) {
     let pods = is_pods(r);
     let n = items.len();
     let mut objects = Vec::with_capacity(n);
@@ -413,7 +416,7 @@ fn read_metadata(plan: &Plan, part: &mut Digested, r: &ApiResource, items: Vec<M
                 controller: controller.map(|c| (names.strings.get(&c.kind), c.name.clone(), c.uid.to_string())),
             });
         }
-        objects.push(m.into_object(&mut names));
+        objects.push(m.into_object(&mut names, read_at));
     }
     gather(&mut part.objects, objects);
     gather(&mut part.pods, pod_metas);
@@ -435,7 +438,7 @@ async fn system_leases(session: &Session, scope: &Scope, wanted: bool) -> Option
     match scope {
         Scope::Namespace(ns) if wanted && ns != SYSTEM => {
             let (listed, _) = session.list_scoped::<LeaseItem>(Some(SYSTEM), leases_in, "", Accept::Json).await.ok()?;
-            Some(listed.items.into_iter().map(lease_snapshot).collect())
+            Some(listed.dated().map(|(item, at)| lease_snapshot(item, at)).collect())
         }
         _ => None,
     }
@@ -458,7 +461,8 @@ async fn unscheduled_pods(session: &Session, scope: &Scope, wanted: bool) -> Res
             let read = match session.list_scoped::<Row>(Some(ns), pods_in, &query, Accept::Table).await {
                 Err(e) if e.not_acceptable() => unscheduled_uids(session, Some(ns)).await,
                 read => read.map(|(listed, _)| {
-                    Unscheduled::names(ns.clone(), listed.items.into_iter().map(|r| r.name).collect())
+                    let read_at = listed.server_time;
+                    Unscheduled::names(ns.clone(), listed.items.into_iter().map(|r| r.name).collect()).read_at(read_at)
                 }),
             };
             (Some(ns.as_str()), read)
@@ -488,7 +492,8 @@ async fn unscheduled_uids(session: &Session, ns: Option<&str>) -> Result<Unsched
         metadata: UidOnly,
     }
     let (listed, _) = session.list_scoped::<Item>(ns, pods_in, NO_NODE, Accept::MetadataList).await?;
-    Ok(Unscheduled::uids(listed.items.into_iter().map(|i| i.metadata.uid).collect()))
+    let read_at = listed.server_time;
+    Ok(Unscheduled::uids(listed.items.into_iter().map(|i| i.metadata.uid).collect()).read_at(read_at))
 }
 
 /// A row of a Table: the name, its first cell; the other cells are skipped.

@@ -442,7 +442,7 @@ fn lease_lookups(snap: &fetch::Snapshot, found: &[Stall], scope: &Scope) -> Look
         };
         match hit {
             Some(lease) => {
-                lookups.found.insert(key, lease.map_or(LeaseLookup::Missing, LeaseLookup::Found));
+                lookups.found.insert(key, lease.map_or(LeaseLookup::Missing, |l| LeaseLookup::Found(Box::new(l))));
             }
             None => {
                 lookups.missing.insert(key);

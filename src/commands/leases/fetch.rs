@@ -36,7 +36,8 @@ pub async fn leases(
 ) -> Result<(Vec<LeaseSnapshot>, Option<Timestamp>, Option<Fallback>), RequestError> {
     let query = selector.map(|s| format!("labelSelector={}", encode(s))).unwrap_or_default();
     let (listed, fallback) = session.list_scoped::<LeaseItem>(session.scope(), leases_in, &query, Accept::Json).await?;
-    Ok((listed.items.into_iter().map(snapshot).collect(), listed.server_time, fallback))
+    let server_time = listed.server_time;
+    Ok((listed.dated().map(|(item, read_at)| snapshot(item, read_at)).collect(), server_time, fallback))
 }
 
 /// The parts of a Lease the command reads. Decoding only these (not managedFields or
@@ -71,7 +72,8 @@ struct LeaseSpec {
     preferred_holder: Option<String>,
 }
 
-pub fn snapshot(lease: LeaseItem) -> LeaseSnapshot {
+/// The lease as the analyses take it; `read_at` is the Date of the answer that carried it.
+pub fn snapshot(lease: LeaseItem, read_at: Option<Timestamp>) -> LeaseSnapshot {
     let meta = lease.metadata;
     let spec = lease.spec.unwrap_or_default();
     LeaseSnapshot {
@@ -85,6 +87,7 @@ pub fn snapshot(lease: LeaseItem) -> LeaseSnapshot {
         transitions: spec.lease_transitions,
         strategy: spec.strategy,
         preferred_holder: spec.preferred_holder,
+        read_at,
     }
 }
 

@@ -51,7 +51,8 @@ pub async fn run(session: &Session, printer: &Printer, opts: &WatchOptions<'_>) 
         // Leases go at-risk and expire with time alone, not only on events.
         tick: Some(Duration::from_millis(250)),
     };
-    let lease = |v: serde_json::Value| serde_json::from_value::<fetch::LeaseItem>(v).ok().map(fetch::snapshot);
+    let lease =
+        |v: serde_json::Value| serde_json::from_value::<fetch::LeaseItem>(v).ok().map(|l| fetch::snapshot(l, None));
     let handle = |event: Event| {
         let events = match event {
             Event::Listed(items) => {

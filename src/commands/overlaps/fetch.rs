@@ -158,7 +158,7 @@ pub async fn snapshot(session: &Session, selector: Option<&str>) -> anyhow::Resu
     });
     // Pods are made PodMetas page by page as they arrive, each page's decoded objects freed
     // as it is done, rather than all of them held until the last page.
-    let to_pods = |pages: &mut Pages<PodMeta>, items: Vec<Object>| {
+    let to_pods = |pages: &mut Pages<PodMeta>, items: Vec<Object>, _read_at| {
         let mut names = Interner::default();
         gather(pages, items.into_iter().map(|p| pod_meta(p, &mut names)).collect());
     };

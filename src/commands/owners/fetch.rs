@@ -92,8 +92,8 @@ impl<L, A, M> Meta<L, A, M> {
     }
 
     /// The owner graph's node; what it does not keep (labels, annotations, managedFields) is
-    /// dropped, so take those first.
-    pub fn into_object(mut self, names: &mut ListNames) -> Object {
+    /// dropped, so take those first. `read_at`: the Date of the answer that carried it.
+    pub fn into_object(mut self, names: &mut ListNames, read_at: Option<Timestamp>) -> Object {
         for r in &mut self.owner_references {
             r.share_names(&mut names.strings);
         }
@@ -107,7 +107,7 @@ impl<L, A, M> Meta<L, A, M> {
             // items of this size), unused room on nearly every pod and ReplicaSet.
             owner_refs: self.owner_references.into(),
             created: self.creation_timestamp,
-            deletion: Deletion::new(self.deletion_timestamp, self.finalizers),
+            deletion: Deletion::new(self.deletion_timestamp, self.finalizers).read_at(read_at),
         }
     }
 }
@@ -206,7 +206,7 @@ pub async fn list_types<T, P, D>(
 where
     T: DeserializeOwned + Send + 'static,
     P: Default + Send + 'static,
-    D: Fn(&mut P, &ApiResource, Vec<T>) + Clone + Send + 'static,
+    D: Fn(&mut P, &ApiResource, Vec<T>, Option<Timestamp>) + Clone + Send + 'static,
 {
     let mut lists = stream::iter(types.iter())
         .map(|r| {
@@ -216,7 +216,7 @@ where
             };
             let accept = accept(r);
             let (digest, resource) = (intake.page.clone(), r.clone());
-            let page = move |part: &mut P, items: Vec<T>| digest(part, &resource, items);
+            let page = move |part: &mut P, items: Vec<T>, read_at| digest(part, &resource, items, read_at);
             async move {
                 let listed = if r.namespaced {
                     session.list_scoped_digested(ns, |ns| r.collection(ns), "", accept, page).await
@@ -333,9 +333,9 @@ async fn read_objects(
 ) -> anyhow::Result<Lists> {
     progress.add(types.len());
     // Page by page, moved into chunks at the end (see [`Chunked`]).
-    let to_objects = |pages: &mut Pages<Object>, r: &ApiResource, items: Vec<Item>| {
+    let to_objects = |pages: &mut Pages<Object>, r: &ApiResource, items: Vec<Item>, read_at: Option<Timestamp>| {
         let mut names = ListNames::for_resource(r);
-        gather(pages, items.into_iter().map(|i| i.metadata.into_object(&mut names)).collect());
+        gather(pages, items.into_iter().map(|i| i.metadata.into_object(&mut names, read_at)).collect());
     };
     let absorb = |_: &ApiResource, part: Pages<Object>| pages.extend(part);
     let intake = Intake { page: to_objects, list: absorb };
@@ -368,19 +368,23 @@ pub async fn statuses(
     resources: &[ApiResource],
 ) -> HashMap<usize, (String, Health)> {
     let found = full_objects(session, graph, nodes, resources, false).await;
-    found.into_iter().filter_map(|(n, v)| status(&graph.objects[n].kind, &v).map(|s| (n, s))).collect()
+    found.into_iter().filter_map(|(n, (v, _))| status(&graph.objects[n].kind, &v).map(|s| (n, s))).collect()
 }
 
-/// Full objects for `nodes`: one GET per object, or one list of the kind in its
-/// namespace when many of its objects are wanted. Secrets and ConfigMaps are never read
-/// whole; an object that cannot be read (or was recreated since the list) is left out.
+/// A whole object and the Date of the answer that carried it.
+type Dated = (Value, Option<Timestamp>);
+
+/// Full objects for `nodes`, each with the Date of the answer that carried it: one GET per
+/// object, or one list of the kind in its namespace when many of its objects are wanted.
+/// Secrets and ConfigMaps are never read whole; an object that cannot be read (or was
+/// recreated since the list) is left out.
 pub async fn full_objects(
     session: &Session,
     graph: &Graph,
     nodes: &BTreeSet<usize>,
     resources: &[ApiResource],
     metadata_only_kinds: bool,
-) -> HashMap<usize, Value> {
+) -> HashMap<usize, Dated> {
     let planned = plan(resources);
     let by_kind: HashMap<(&str, &str), &ApiResource> =
         planned.iter().map(|r| ((r.group.as_str(), r.kind.as_str()), r)).collect();
@@ -409,7 +413,7 @@ pub async fn full_objects(
             );
         }
     }
-    let found: Vec<Vec<(usize, Value)>> = stream::iter(jobs)
+    let found: Vec<Vec<(usize, Dated)>> = stream::iter(jobs)
         .map(|(path, members, is_list)| async move {
             if is_list {
                 // Read whole for status only, and only when many of its objects are printed:
@@ -420,22 +424,21 @@ pub async fn full_objects(
                 };
                 let want: HashMap<&Uid, usize> = members.iter().map(|&n| (&graph.objects[n].uid, n)).collect();
                 listed
-                    .items
-                    .into_iter()
-                    .filter_map(|v| {
+                    .dated()
+                    .filter_map(|(v, read_at)| {
                         let uid = v.pointer("/metadata/uid").and_then(Value::as_str)?;
-                        want.get(&Uid::new(uid)).map(|&n| (n, v))
+                        want.get(&Uid::new(uid)).map(|&n| (n, (v, read_at)))
                     })
                     .collect()
             } else {
                 match session.get_json::<Value>(&path).await {
                     // The same name may have been recreated since the list: check the uid.
-                    Ok((v, _))
+                    Ok((v, reply))
                         if v.pointer("/metadata/uid")
                             .and_then(Value::as_str)
                             .is_some_and(|u| graph.objects[members[0]].uid == *u) =>
                     {
-                        vec![(members[0], v)]
+                        vec![(members[0], (v, reply.server_time))]
                     }
                     _ => Vec::new(),
                 }

@@ -99,9 +99,9 @@ pub async fn subtree(
         let o = &graph.objects[row.node];
         let object = match full.remove(&row.node) {
             // Read from a list, whose items carry no type, or alone: the type is the list's.
-            Some(mut v) => {
+            Some((mut v, read_at)) => {
                 with_type(&mut v, &o.api_version, &o.kind);
-                object_from_json(&v)
+                TraceObject { read_at, ..object_from_json(&v) }
             }
             None => TraceObject::from_metadata(o),
         };
@@ -163,7 +163,7 @@ pub async fn leases(session: &Session, keys: BTreeSet<LeaseKey>) -> BTreeMap<Lea
         session
             .list_scoped::<LeaseItem>(None, leases_in, "", Accept::Json)
             .await
-            .map(|(l, _)| l.items.into_iter().map(lease_snapshot).collect::<Vec<LeaseSnapshot>>())
+            .map(|(l, _)| l.dated().map(|(item, at)| lease_snapshot(item, at)).collect::<Vec<LeaseSnapshot>>())
             .map_err(|e| if e.forbidden() { "forbidden".to_string() } else { e.to_string() })
     };
     let named: Vec<&LeaseKey> = keys.iter().filter(|k| matches!(k, LeaseKey::Named { .. })).collect();
@@ -172,7 +172,7 @@ pub async fn leases(session: &Session, keys: BTreeSet<LeaseKey>) -> BTreeMap<Lea
             let LeaseKey::Named { namespace, name } = key else { unreachable!("filtered to named keys") };
             let path = format!("{}/{}", leases_in(Some(namespace)), encode(name));
             let found = match session.get_json::<LeaseItem>(&path).await {
-                Ok((item, _)) => LeaseLookup::Found(lease_snapshot(item)),
+                Ok((item, reply)) => LeaseLookup::Found(Box::new(lease_snapshot(item, reply.server_time))),
                 Err(e) if e.not_found() => LeaseLookup::Missing,
                 Err(e) if e.forbidden() => LeaseLookup::Unreadable("forbidden".into()),
                 Err(e) => LeaseLookup::Unreadable(e.to_string()),
@@ -186,9 +186,9 @@ pub async fn leases(session: &Session, keys: BTreeSet<LeaseKey>) -> BTreeMap<Lea
     for key in keys {
         if let LeaseKey::Manager { manager } = &key {
             let found = match &all {
-                Ok(leases) => {
-                    lease_for_manager(manager, leases).cloned().map_or(LeaseLookup::Missing, LeaseLookup::Found)
-                }
+                Ok(leases) => lease_for_manager(manager, leases)
+                    .cloned()
+                    .map_or(LeaseLookup::Missing, |l| LeaseLookup::Found(Box::new(l))),
                 Err(why) => LeaseLookup::Unreadable(why.clone()),
             };
             out.insert(key, found);
