@@ -48,6 +48,18 @@ pub fn human(d: Duration) -> String {
     format!("{}y", secs / year)
 }
 
+/// A duration to the millisecond where it is short (250ms, 1.25s, 48.3s), else as [`human`]:
+/// the audit log's lags.
+pub fn precise(d: Duration) -> String {
+    let ms = d.as_millis();
+    match ms {
+        0..=999 => format!("{ms}ms"),
+        1000..=9_999 => format!("{:.2}s", d.as_secs_f64()),
+        10_000..=119_999 => format!("{:.1}s", d.as_secs_f64()),
+        _ => human(d),
+    }
+}
+
 /// Signed age: a time in the future (clock skew) prints as "-5s"... but as "in 5s" is clearer.
 pub fn human_signed(seconds: i64) -> String {
     if seconds < 0 {

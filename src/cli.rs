@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::{
-    check::CheckArgs, completion::CompletionArgs, fields::FieldsArgs, leases::LeasesArgs, overlaps::OverlapsArgs,
-    owners::OwnersArgs, trace::TraceArgs, version::VersionArgs,
+    check::CheckArgs, completion::CompletionArgs, fields::FieldsArgs, history::HistoryArgs, leases::LeasesArgs,
+    overlaps::OverlapsArgs, owners::OwnersArgs, trace::TraceArgs, version::VersionArgs,
 };
 
 pub const EXIT_CODES_HELP: &str = "\
@@ -55,6 +55,8 @@ pub enum Command {
     Trace(TraceArgs),
     /// Every analysis at once: findings by severity, each with the command that shows the detail
     Check(CheckArgs),
+    /// Who wrote an object when, from the API server's audit log; --findings: fights, conflicts, churn
+    History(HistoryArgs),
     /// The JSON Schema of a report kind that -o json|yaml prints (without KIND: the kinds)
     Schema(crate::commands::schema::SchemaArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)

@@ -16,6 +16,7 @@ pub mod complete;
 pub mod connect;
 pub mod error;
 pub mod output;
+pub mod source;
 
 use clap::Parser;
 

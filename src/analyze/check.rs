@@ -54,11 +54,19 @@ pub enum Mechanism {
     Overlaps,
     Fields,
     Trace,
+    /// Findings over a window of the API server's audit log (check --audit-log).
+    History,
 }
 
 impl Mechanism {
-    pub const ALL: [Mechanism; 5] =
-        [Mechanism::Leases, Mechanism::Owners, Mechanism::Overlaps, Mechanism::Fields, Mechanism::Trace];
+    pub const ALL: [Mechanism; 6] = [
+        Mechanism::Leases,
+        Mechanism::Owners,
+        Mechanism::Overlaps,
+        Mechanism::Fields,
+        Mechanism::Trace,
+        Mechanism::History,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -67,6 +75,7 @@ impl Mechanism {
             Mechanism::Overlaps => "overlaps",
             Mechanism::Fields => "fields",
             Mechanism::Trace => "trace",
+            Mechanism::History => "history",
         }
     }
 }
@@ -108,7 +117,7 @@ pub fn type_name(kind: &str, group: &str, name: &str) -> String {
     if group.is_empty() { format!("{kind}/{name}") } else { format!("{kind}.{group}/{name}") }
 }
 
-fn command(sub: &str, target: &str, namespace: Option<&str>) -> String {
+pub fn command(sub: &str, target: &str, namespace: Option<&str>) -> String {
     let mut text = format!("kubectl coord {sub}");
     if !target.is_empty() {
         text.push(' ');

@@ -1,11 +1,12 @@
 //! A stable code for every kind of finding `check` reports: what an ignore annotation or an
 //! ignore file names, what a CI log is grepped for. Codes never change meaning and are never
 //! reused; a new kind of finding gets the next free number of its mechanism (1xx leases,
-//! 2xx owners, 3xx overlaps, 4xx fields, 5xx trace). The matches below are exhaustive, so a
-//! new kind does not compile until it has a code.
+//! 2xx owners, 3xx overlaps, 4xx fields, 5xx trace, 6xx history). The matches below are
+//! exhaustive, so a new kind does not compile until it has a code.
 
 use super::check::Mechanism;
 use super::fields::ContestKind;
+use super::history::verdicts::Kind as HistoryFinding;
 use super::lease_report::FindingKind as LeaseFinding;
 use super::owner_graph::FindingKind as OwnerFinding;
 use super::stall::StallKind;
@@ -57,6 +58,18 @@ pub fn stall(kind: StallKind) -> &'static str {
         StallKind::Unscheduled => "CO503",
         StallKind::NotStarted => "CO504",
         StallKind::StatusNotWritten => "CO505",
+    }
+}
+
+pub fn history(kind: HistoryFinding) -> &'static str {
+    match kind {
+        HistoryFinding::Fight => "CO601",
+        HistoryFinding::Conflicts => "CO602",
+        HistoryFinding::HotLoop => "CO603",
+        HistoryFinding::LeadershipChurn => "CO604",
+        HistoryFinding::RenewalGap => "CO605",
+        HistoryFinding::TwoLeaders => "CO606",
+        HistoryFinding::SlowReaction => "CO607",
     }
 }
 
@@ -112,6 +125,13 @@ pub const ALL: &[(&str, Mechanism, &str, &str)] = &[
     ("CO503", Mechanism::Trace, "unscheduled", "pods with no node"),
     ("CO504", Mechanism::Trace, "not-started", "a pod bound to a node whose kubelet never reported it"),
     ("CO505", Mechanism::Trace, "status-not-written", "the spec changed after the status was last written"),
+    ("CO601", Mechanism::History, "fight", "two writers changed the same field (or part of an object) in turn"),
+    ("CO602", Mechanism::History, "conflicts", "writes refused with 409 Conflict: a writer racing others, or itself"),
+    ("CO603", Mechanism::History, "hot-loop", "one writer rewriting one object many times a minute, for minutes"),
+    ("CO604", Mechanism::History, "leadership-churn", "a Lease taken over again and again"),
+    ("CO605", Mechanism::History, "renewal-gap", "a Lease not renewed for longer than its duration"),
+    ("CO606", Mechanism::History, "two-leaders", "two holders renewing one Lease in turn"),
+    ("CO607", Mechanism::History, "slow-reaction", "a controller slow to react to writes of the objects it owns"),
 ];
 
 /// Whether `code` is one of [`ALL`].
@@ -174,6 +194,14 @@ mod tests {
         assert_eq!(entry(LEADERLESS), (Mechanism::Leases, "leaderless"));
         assert_eq!(entry(SELECTORS_OVERLAP), (Mechanism::Overlaps, "selectors-overlap"));
         assert_eq!(entry(SEVERAL_DISRUPTION_BUDGETS), (Mechanism::Overlaps, "several-disruption-budgets"));
+    }
+
+    #[test]
+    fn every_history_kind_has_a_listed_code_whose_reason_is_its_name() {
+        for k in HistoryFinding::ALL {
+            assert_eq!(entry(history(k)), (Mechanism::History, k.name()));
+            assert_eq!(serde_name(&k), k.name());
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod codes;
 pub mod field_watch;
 pub mod fields;
 pub mod fieldsv1;
+pub mod history;
 pub mod intern;
 pub mod lease;
 pub mod lease_report;

@@ -139,9 +139,138 @@ pub fn resolve<'a>(type_name: &str, resources: &'a [ApiResource]) -> Result<&'a 
     }
 }
 
+/// A built-in resource: (group, version, plural, kind, short names, namespaced).
+type Builtin = (&'static str, &'static str, &'static str, &'static str, &'static [&'static str], bool);
+
+/// The built-in resources a cluster of this version serves, for resolving TYPE/NAME with no
+/// cluster to ask (`history` reads a log, not the API).
+const BUILTIN: &[Builtin] = &[
+    ("", "v1", "pods", "Pod", &["po"], true),
+    ("", "v1", "services", "Service", &["svc"], true),
+    ("", "v1", "configmaps", "ConfigMap", &["cm"], true),
+    ("", "v1", "secrets", "Secret", &[], true),
+    ("", "v1", "serviceaccounts", "ServiceAccount", &["sa"], true),
+    ("", "v1", "endpoints", "Endpoints", &["ep"], true),
+    ("", "v1", "events", "Event", &["ev"], true),
+    ("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", &["pvc"], true),
+    ("", "v1", "replicationcontrollers", "ReplicationController", &["rc"], true),
+    ("", "v1", "resourcequotas", "ResourceQuota", &["quota"], true),
+    ("", "v1", "limitranges", "LimitRange", &["limits"], true),
+    ("", "v1", "nodes", "Node", &["no"], false),
+    ("", "v1", "namespaces", "Namespace", &["ns"], false),
+    ("", "v1", "persistentvolumes", "PersistentVolume", &["pv"], false),
+    ("apps", "v1", "deployments", "Deployment", &["deploy"], true),
+    ("apps", "v1", "replicasets", "ReplicaSet", &["rs"], true),
+    ("apps", "v1", "statefulsets", "StatefulSet", &["sts"], true),
+    ("apps", "v1", "daemonsets", "DaemonSet", &["ds"], true),
+    ("apps", "v1", "controllerrevisions", "ControllerRevision", &[], true),
+    ("batch", "v1", "jobs", "Job", &[], true),
+    ("batch", "v1", "cronjobs", "CronJob", &["cj"], true),
+    ("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", &["hpa"], true),
+    ("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", &["pdb"], true),
+    ("coordination.k8s.io", "v1", "leases", "Lease", &[], true),
+    ("coordination.k8s.io", "v1beta1", "leasecandidates", "LeaseCandidate", &[], true),
+    ("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", &[], true),
+    ("networking.k8s.io", "v1", "ingresses", "Ingress", &["ing"], true),
+    ("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", &["netpol"], true),
+    ("rbac.authorization.k8s.io", "v1", "roles", "Role", &[], true),
+    ("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", &[], true),
+    ("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", &[], false),
+    ("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", &[], false),
+    ("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", &["crd", "crds"], false),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+        &[],
+        false,
+    ),
+    ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", &[], false),
+    ("storage.k8s.io", "v1", "storageclasses", "StorageClass", &["sc"], false),
+    ("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", &["pc"], false),
+    ("flowcontrol.apiserver.k8s.io", "v1", "flowschemas", "FlowSchema", &[], false),
+    ("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations", "PriorityLevelConfiguration", &[], false),
+];
+
+/// [`BUILTIN`] as resources.
+pub fn builtin() -> Vec<ApiResource> {
+    BUILTIN
+        .iter()
+        .map(|(group, version, plural, kind, short, namespaced)| ApiResource {
+            group: group.to_string(),
+            version: version.to_string(),
+            plural: plural.to_string(),
+            singular: kind.to_lowercase(),
+            kind: kind.to_string(),
+            short_names: short.iter().map(|s| s.to_string()).collect(),
+            namespaced: *namespaced,
+            verbs: vec!["get".into(), "list".into(), "watch".into()],
+            preferred: true,
+        })
+        .collect()
+}
+
+/// A type with no cluster to ask: a built-in one by any of its names, else `plural.group`
+/// taken as written (a custom resource: `scaledobjects.keda.sh`), namespaced.
+pub fn resolve_offline(type_name: &str) -> ApiResource {
+    let known = builtin();
+    if let Ok(r) = resolve(type_name, &known) {
+        return r.clone();
+    }
+    let lower = type_name.to_lowercase();
+    let (plural, group) = lower.split_once('.').unwrap_or((&lower, ""));
+    ApiResource {
+        group: group.to_string(),
+        version: String::new(),
+        plural: plural.to_string(),
+        singular: String::new(),
+        kind: kind_guess(plural),
+        short_names: Vec::new(),
+        namespaced: true,
+        verbs: Vec::new(),
+        preferred: true,
+    }
+}
+
+/// The kind of a resource with no cluster to ask: a built-in's, else the plural made
+/// singular and capitalised (widgets -> Widget).
+pub fn kind_offline(group: &str, plural: &str) -> String {
+    BUILTIN
+        .iter()
+        .find(|(g, _, p, ..)| *g == group && *p == plural)
+        .map(|(.., kind, _, _)| kind.to_string())
+        .unwrap_or_else(|| kind_guess(plural))
+}
+
+fn kind_guess(plural: &str) -> String {
+    let singular = plural.strip_suffix("ies").map(|s| format!("{s}y")).unwrap_or_else(|| {
+        plural
+            .strip_suffix("ses")
+            .map(|s| format!("{s}s"))
+            .unwrap_or_else(|| plural.strip_suffix('s').unwrap_or(plural).to_string())
+    });
+    let mut chars = singular.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn types_resolve_without_a_cluster() {
+        let d = resolve_offline("deploy");
+        assert_eq!((d.group.as_str(), d.plural.as_str(), d.namespaced), ("apps", "deployments", true));
+        assert!(!resolve_offline("nodes").namespaced);
+        let so = resolve_offline("scaledobjects.keda.sh");
+        assert_eq!(
+            (so.group.as_str(), so.plural.as_str(), so.kind.as_str()),
+            ("keda.sh", "scaledobjects", "Scaledobject")
+        );
+        assert_eq!(kind_offline("apps", "deployments"), "Deployment");
+        assert_eq!(kind_offline("example.com", "policies"), "Policy");
+    }
 
     fn res(group: &str, version: &str, plural: &str, kind: &str, short: &[&str], preferred: bool) -> ApiResource {
         ApiResource {

@@ -4,6 +4,7 @@ pub mod check;
 pub mod completion;
 pub mod fields;
 pub mod fleet;
+pub mod history;
 pub mod leases;
 pub mod overlaps;
 pub mod owners;
@@ -30,6 +31,9 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
     if printer.format == crate::cli::OutputFormat::Blame && !matches!(cli.command, Command::Fields(_)) {
         return Err(crate::error::usage("-o blame is for fields only; use table, wide, json or yaml"));
     }
+    if matches!(cli.command, Command::History(_)) && !history::format_supported(printer.format) {
+        return Err(crate::error::usage("history prints table, wide, json or yaml"));
+    }
     if cli.fleet.active() && !fleet_capable(&cli.command) {
         return Err(crate::error::usage(
             "--contexts and --all-contexts work with check, leases, owners --all, overlaps, fields (the census) and version",
@@ -45,6 +49,7 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
         Command::Owners(args) => owners::run(conn, fleet, &printer, &args).await,
         Command::Trace(args) => trace::run(conn, &printer, &args).await,
         Command::Check(args) => check::run(conn, fleet, &printer, &args).await,
+        Command::History(args) => history::run(conn, &printer, &args),
         Command::Schema(args) => schema::run(&printer, &args),
     };
     // Said once, last, whatever the outcome: why the run was slow, or why it missed something.
@@ -61,7 +66,7 @@ fn fleet_capable(command: &Command) -> bool {
         Command::Leases(a) => !a.watch,
         Command::Owners(a) => a.all,
         Command::Fields(a) => a.object.is_empty() && !a.watch && a.filename.is_none(),
-        Command::Trace(_) | Command::Completion(_) | Command::Schema(_) => false,
+        Command::Trace(_) | Command::Completion(_) | Command::Schema(_) | Command::History(_) => false,
     }
 }
 

@@ -9,7 +9,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Value, json};
 
 use crate::cli::OutputFormat;
-use crate::commands::{check, fields, fleet, leases, overlaps, owners, trace, version};
+use crate::commands::{check, fields, fleet, history, leases, overlaps, owners, trace, version};
 use crate::error::{Outcome, usage};
 use crate::output::{Printer, SCHEMA_VERSION, out};
 
@@ -25,6 +25,8 @@ pub const KINDS: &[(&str, &str)] = &[
     ("FieldCensus", "fields -o json (no object)"),
     ("FieldReport", "fields TYPE/NAME -o json, fields -f FILE -o json"),
     ("FleetReport", "any command with --contexts or --all-contexts -o json"),
+    ("History", "history TYPE/NAME --audit-log PATH -o json"),
+    ("HistoryFindings", "history --findings --audit-log PATH -o json"),
     ("LeaseReport", "leases -o json"),
     ("OverlapReport", "overlaps -o json"),
     ("OwnerGraph", "owners TYPE/NAME -o json"),
@@ -43,6 +45,8 @@ pub fn schema(kind: &str) -> Option<Value> {
         "FieldCensus" => fields::render::CensusReport::json_schema(&mut generator),
         "FieldReport" => fields::render::FieldReport::json_schema(&mut generator),
         "FleetReport" => fleet::FleetReport::json_schema(&mut generator),
+        "History" => history::render::History::json_schema(&mut generator),
+        "HistoryFindings" => history::render::HistoryFindings::json_schema(&mut generator),
         "LeaseReport" => leases::LeaseReport::json_schema(&mut generator),
         "OverlapReport" => overlaps::render::OverlapReport::json_schema(&mut generator),
         "OwnerGraph" => owners::render::TreeReport::json_schema(&mut generator),

@@ -59,6 +59,14 @@ pub async fn resolve(args: &ConnectionArgs) -> Result<Target> {
     Ok(Target { config, context, server, namespace, request_timeout, proxy })
 }
 
+/// The namespace of the context the flags and kubeconfig pick, read from the kubeconfig
+/// alone (no cluster is asked); None without a kubeconfig, a context, or a namespace in it.
+pub fn context_namespace(args: &ConnectionArgs) -> Option<String> {
+    let loaded = load_kubeconfig(args.kubeconfig.as_deref()).ok().flatten();
+    loaded.as_ref()?;
+    select(args, loaded).ok().and_then(|(.., namespace)| namespace)
+}
+
 /// Reads `--kubeconfig` (must exist), else every existing file of `$KUBECONFIG`
 /// merged first-wins (missing entries are skipped, as client-go does), else
 /// `~/.kube/config` if present. `None` when there is nothing to read.

@@ -6,7 +6,7 @@
 # kube-node-lease kwok renews (leaseDurationSeconds 20, renewed every 5s), and whose
 # pods, once the real scheduler binds them, kwok's stages take to Running and Ready.
 #
-#   tests/cluster/up.sh DIR [--nodes N] [--coordinated] [--operators]
+#   tests/cluster/up.sh DIR [--nodes N] [--coordinated] [--operators] [--audit-policy POLICY]
 #
 # --nodes 0: no kwok, pods stay Pending. --coordinated: coordinated leader election
 # (the CoordinatedLeaderElection feature gate, coordination.k8s.io/v1beta1 LeaseCandidates
@@ -15,7 +15,14 @@
 # third-party operators beside the control plane (tests/cluster/operators.sh): metrics-server
 # behind its APIService, the KEDA operator and argo-rollouts' controller, each with its own
 # CRDs, RBAC and leader election; the API server then also has the front-proxy (request
-# header) configuration an aggregated API authenticates requests with.
+# header) configuration an aggregated API authenticates requests with. --audit-policy: what the
+# API server's audit log (DIR/audit.log) keeps of each request (never RequestReceived):
+#   metadata             Metadata for everything (the default)
+#   detailed             RequestResponse for the writes of the objects controllers share and
+#                        fight over (Deployments and their /scale and /status, ReplicaSets,
+#                        Leases, HorizontalPodAutoscalers, KEDA's ScaledObjects), Metadata for
+#                        the rest
+#   detailed-no-fields   the same with omitManagedFields: the objects without managedFields
 #
 # Writes DIR/admin.kubeconfig (system:masters), DIR/viewer.kubeconfig
 # (get/list/watch everywhere), DIR/limited.kubeconfig (read-only in the one
@@ -31,13 +38,14 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-usage() { echo "usage: $0 DIR [--nodes N] [--coordinated] [--operators]" >&2; exit 2; }
+usage() { echo "usage: $0 DIR [--nodes N] [--coordinated] [--operators] [--audit-policy metadata|detailed|detailed-no-fields]" >&2; exit 2; }
 [[ $# -ge 1 ]] || usage
 target=$1; shift
-nodes=3 coordinated=false operators=false
+nodes=3 coordinated=false operators=false audit_policy=metadata
 while (($#)); do
   case $1 in
     --nodes) [[ ${2:-} =~ ^[0-9]+$ ]] || usage; nodes=$2; shift 2 ;;
+    --audit-policy) [[ ${2:-} =~ ^(metadata|detailed|detailed-no-fields)$ ]] || usage; audit_policy=$2; shift 2 ;;
     --coordinated) coordinated=true; shift ;;
     --operators) operators=true; shift ;;
     *) usage ;;
@@ -120,13 +128,24 @@ launch etcd "$bin/etcd" --name coord --data-dir "$dir/etcd" \
 etcd_healthy() { curl -sf "http://127.0.0.1:$ETCD_PORT/health" | grep -q '"health":"true"'; }
 wait_for "etcd health" 60 etcd etcd_healthy
 
-cat > "$dir/audit-policy.yaml" <<'EOF'
-apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["RequestReceived"]
-rules:
-- level: Metadata
+omit_managed_fields=false
+[[ $audit_policy != detailed-no-fields ]] || omit_managed_fields=true
+{
+  printf 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: ["RequestReceived"]\nomitManagedFields: %s\nrules:\n' \
+    "$omit_managed_fields"
+  if [[ $audit_policy != metadata ]]; then
+    cat <<'EOF'
+- level: RequestResponse
+  verbs: [create, update, patch, delete]
+  resources:
+  - {group: apps, resources: [deployments, deployments/scale, deployments/status, replicasets]}
+  - {group: coordination.k8s.io, resources: [leases]}
+  - {group: autoscaling, resources: [horizontalpodautoscalers]}
+  - {group: keda.sh, resources: [scaledobjects]}
 EOF
+  fi
+  echo '- level: Metadata'
+} > "$dir/audit-policy.yaml"
 api_cle=() component_cle=() api_aggregation=()
 if $operators; then
   api_aggregation=(--requestheader-client-ca-file "$pki/ca.crt" --requestheader-allowed-names front-proxy-client
@@ -260,6 +279,7 @@ LIMITED_NS=$LIMITED_NS
 NODES=$nodes
 COORDINATED=$coordinated
 OPERATORS=$operators
+AUDIT_POLICY=$audit_policy
 EOF
 if $operators; then
   LOG_TAG=operators bash "$here/operators.sh" "$dir" || die "the operators did not come up"

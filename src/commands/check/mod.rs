@@ -2,6 +2,7 @@
 //! findings list by severity, for people (table), scripts (json/yaml) and CI (junit).
 
 mod fetch;
+mod history;
 pub(crate) mod render;
 mod whole;
 
@@ -81,6 +82,12 @@ pub struct CheckArgs {
     /// An object deleting for longer than this, with finalizers left, is stuck (owners)
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = duration_arg("--stuck-after"))]
     pub stuck_after: Duration,
+    /// The API server's audit log (a file, gzip, a directory, - for stdin; repeatable): adds
+    /// the history mechanism's findings over its window (fights, conflicts, hot loops, leadership)
+    #[arg(long = "audit-log", value_name = "PATH")]
+    pub audit_log: Vec<std::path::PathBuf>,
+    #[command(flatten)]
+    pub window: crate::commands::history::WindowArgs,
 }
 
 /// Which mechanisms run.
@@ -91,6 +98,8 @@ pub struct Plan {
     pub overlaps: bool,
     pub fields: bool,
     pub trace: bool,
+    /// Read the audit log (check --audit-log).
+    pub history: bool,
     /// Keep objects' labels for silencing (an ignore rule has a selector).
     pub marks_labels: bool,
 }
@@ -104,6 +113,7 @@ impl Plan {
             overlaps: on(Mechanism::Overlaps),
             fields: on(Mechanism::Fields),
             trace: on(Mechanism::Trace),
+            history: on(Mechanism::History),
             marks_labels: false,
         }
     }
@@ -115,12 +125,18 @@ impl Plan {
             Mechanism::Overlaps => self.overlaps,
             Mechanism::Fields => self.fields,
             Mechanism::Trace => self.trace,
+            Mechanism::History => self.history,
         }
     }
 }
 
 pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &CheckArgs) -> Result<Outcome> {
     let mut plan = Plan::from_args(&args.only, &args.skip);
+    if args.only.contains(&Mechanism::History) && args.audit_log.is_empty() {
+        return Err(usage("the history mechanism reads an audit log: give --audit-log PATH"));
+    }
+    // The audit log's findings run only when there is a log to read.
+    plan.history &= !args.audit_log.is_empty();
     if !Mechanism::ALL.iter().any(|&m| plan.runs(m)) {
         return Err(usage("--skip leaves no mechanism to check"));
     }
@@ -175,9 +191,9 @@ pub async fn collect(
             if session.all_namespaces { Scope::AllNamespaces } else { Scope::Namespace(session.namespace.clone()) };
         let mut snap = fetch::snapshot(session, &resources, &scope, &plan).await?;
         snap.skipped.extend(resources.skipped());
-        anyhow::Ok((snap, scope))
+        anyhow::Ok((snap, scope, resources.resources))
     };
-    let (mut snap, scope) = session.checking_namespace(read).await?;
+    let (mut snap, scope, resources) = session.checking_namespace(read).await?;
     let now = snap.server_time.unwrap_or_else(|| {
         printer.warn("the API server sent no Date header; ages use the local clock");
         Timestamp::now()
@@ -192,7 +208,7 @@ pub async fn collect(
     let objects = std::mem::take(&mut snap.objects);
     let workloads = std::mem::take(&mut snap.workloads);
     let pods = std::mem::take(&mut snap.pods);
-    let (first, second, traced) = tokio::task::block_in_place(|| {
+    let (first, second, traced, hints) = tokio::task::block_in_place(|| {
         std::thread::scope(|threads| {
             let other = threads.spawn(|| {
                 let mut part = Part::default();
@@ -207,6 +223,7 @@ pub async fn collect(
                 part
             });
             let graph = Graph::build(objects, &snap.coverage);
+            let hints = plan.history.then(|| history::hints(&snap.leases, &graph, &resources));
             let mut part = Part::default();
             if plan.leases {
                 lease_part(&snap, &graph, now, &mut part);
@@ -225,7 +242,7 @@ pub async fn collect(
                 Some((forest, stalls, lookups))
             });
             super::drop_later(graph);
-            (part, other.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), traced)
+            (part, other.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), traced, hints)
         })
     });
     let mut found: Vec<Finding> = Vec::new();
@@ -238,6 +255,20 @@ pub async fn collect(
     if let Some((forest, stalls, lookups)) = traced.flatten() {
         found.extend(trace_findings(session, &forest, &stalls, lookups, now).await);
         super::drop_later((forest, stalls));
+    }
+    let mut log_notes = Vec::new();
+    if let Some(hints) = hints {
+        let namespace = match &scope {
+            Scope::Namespace(ns) => Some(ns.as_str()),
+            Scope::AllNamespaces => None,
+        };
+        let read = tokio::task::block_in_place(|| history::findings(args, hints, namespace, &resources))?;
+        for (resource, n) in &read.objects {
+            count(Mechanism::History, resource, *n);
+        }
+        fetch::join(&mut found, read.findings);
+        snap.skipped.extend(read.skipped);
+        log_notes = read.notes;
     }
     let (findings, silenced) = rules.apply(check::select(found, args.min_severity), &snap.marks);
     check::tally(&mut summaries, &findings);
@@ -257,6 +288,7 @@ pub async fn collect(
         skipped,
         accepted,
         invalid: std::mem::take(&mut snap.invalid),
+        notes: log_notes,
     };
     super::drop_later(snap);
     Ok(report)

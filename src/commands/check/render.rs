@@ -32,6 +32,8 @@ pub struct Report {
     /// What could not be read but the ignore file accepts as known to be unreadable.
     pub accepted: Vec<Accepted>,
     pub invalid: Vec<String>,
+    /// What else stderr should say (the audit log's skipped lines).
+    pub notes: Vec<String>,
 }
 
 /// The stable machine shape of `check -o json|yaml`.
@@ -95,6 +97,7 @@ impl Report {
     pub fn warnings(&self) -> Vec<String> {
         let mut out = footer_lines(&self.skipped);
         out.extend(self.invalid.iter().map(|note| format!("skipped, selector not understood: {note}")));
+        out.extend(self.notes.iter().cloned());
         out
     }
 
@@ -400,6 +403,7 @@ mod tests {
             }],
             accepted: Vec::new(),
             invalid: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -417,6 +421,7 @@ mod tests {
                 skipped: self.skipped.clone(),
                 accepted: Vec::new(),
                 invalid: self.invalid.clone(),
+                notes: Vec::new(),
             }
         }
     }
