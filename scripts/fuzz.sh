@@ -24,6 +24,9 @@ targets=(
   "connect::gzip::tests::damaged_bodies_answer_as_flate2_does    gzip inflate on cut and corrupted bodies vs flate2 alone"
   "analyze::sequence_text::tests::reads_as_the_value_walk_does   trace objects read typed vs through a Value tree"
   "analyze::fields::tests::sibling_search_agrees_with_a_scan   applied-sibling search vs a scan"
+  "source::audit::event::tests::any_bytes_are_read_without_panic   audit event reader (random bytes)"
+  "source::audit::event::tests::changed_events_are_read_or_refused   audit event reader (real events changed, batched, wrapped)"
+  "source::audit::event::tests::a_cut_event_is_invalid_not_a_wrong_request   audit event reader (events cut short)"
 )
 cargo test --locked --release --lib --no-run >/dev/null 2>&1 || { echo "build failed" >&2; exit 1; }
 status=0

@@ -6,10 +6,11 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
+use common::elector::Elector;
 use common::{Cluster, cluster, lease_yaml};
 use serde_json::Value;
 
@@ -308,29 +309,8 @@ fn frozen_kwok_node_leases_go_at_risk_then_expired_then_recover() {
     common::wait_for("kwok's heartbeats fresh again", 30, || states().iter().all(|s| s == "fresh"));
 }
 
-struct Elector {
-    child: Child,
-    identity: String,
-}
-
-impl Drop for Elector {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn elector(c: &Cluster, ns: &str, identity: &str) -> Elector {
-    let child = Command::new(c.bin().join("coord-test-elector"))
-        .args(["-kubeconfig", c.kubeconfig("admin").to_str().unwrap(), "-namespace", ns, "-lease", "elect"])
-        .args(["-identity", identity, "-duration", "6s", "-renew", "4s", "-retry", "1s"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("coord-test-elector (built by tests/cluster/build.sh)");
-    // Recorded so down.sh stops it even if this test dies.
-    std::fs::write(c.dir.join(format!("pids/elector-{identity}.pid")), child.id().to_string()).unwrap();
-    Elector { child, identity: identity.to_string() }
+    common::elector::elector(c, ns, identity, ["6s", "4s", "1s"])
 }
 
 fn signal(e: &Elector, sig: &str) {

@@ -55,12 +55,14 @@ if ! bash tests/cluster/up.sh "$cluster_dir" >/dev/null; then
   exit 1
 fi
 log "starting a second control plane (coordinated leader election) in $cluster2_dir"
-if ! bash tests/cluster/up.sh "$cluster2_dir" --coordinated >/dev/null; then
+# Its audit log keeps the bodies of what controllers share (tests/history.rs reads it).
+if ! bash tests/cluster/up.sh "$cluster2_dir" --coordinated --audit-policy detailed >/dev/null; then
   log "FAILED: the second control plane did not come up (see the lines above)"
   exit 1
 fi
 log "starting a third control plane with real operators (metrics-server, KEDA, argo-rollouts) in $cluster3_dir"
-if ! (unset COORD_APISERVER_FLAGS; bash tests/cluster/up.sh "$cluster3_dir" --operators >/dev/null); then
+# Its audit log keeps those bodies without managedFields (tests/history.rs: KEDA's fight).
+if ! (unset COORD_APISERVER_FLAGS; bash tests/cluster/up.sh "$cluster3_dir" --operators --audit-policy detailed-no-fields >/dev/null); then
   log "FAILED: the operators' control plane did not come up (see the lines above)"
   exit 1
 fi

@@ -403,6 +403,11 @@ fn lag_between(cause: &Hop, effect: &Hop) -> Option<Lag> {
 ///   of one of its dependents, at or before it (its controller observed them);
 /// - an Event: the latest change of the object it is about, at or before it.
 pub fn timeline(snap: &TraceSnapshot) -> Vec<Hop> {
+    link(snap, state_hops(snap))
+}
+
+/// The hops live state shows: creations, managedFields entries, deletions, Events.
+pub fn state_hops(snap: &TraceSnapshot) -> Vec<Hop> {
     let mut hops = Vec::new();
     for (i, o) in snap.objects.iter().enumerate() {
         let creator_entry = o.creator();
@@ -464,6 +469,11 @@ pub fn timeline(snap: &TraceSnapshot) -> Vec<Hop> {
             hops.push(hop(i, HopKind::Event, e.first, precision, e.reporter.clone(), what, "event"));
         }
     }
+    hops
+}
+
+/// The hops in time order, each linked to the hop that caused it, with the lag between them.
+pub fn link(snap: &TraceSnapshot, mut hops: Vec<Hop>) -> Vec<Hop> {
     hops.sort_by(|a, b| {
         (a.time.is_none(), a.time, a.object, a.kind).cmp(&(b.time.is_none(), b.time, b.object, b.kind))
     });
@@ -480,7 +490,7 @@ fn mentions(message: &str, name: &str) -> bool {
     message.split(|c: char| c.is_whitespace() || c == ',' || c == ':').any(|w| w == name)
 }
 
-fn hop(
+pub(crate) fn hop(
     object: usize,
     kind: HopKind,
     time: Option<Timestamp>,

@@ -20,8 +20,9 @@
 #   metadata             Metadata for everything (the default)
 #   detailed             RequestResponse for the writes of the objects controllers share and
 #                        fight over (Deployments and their /scale and /status, ReplicaSets,
-#                        Leases, HorizontalPodAutoscalers, KEDA's ScaledObjects), Metadata for
-#                        the rest
+#                        Leases, HorizontalPodAutoscalers, KEDA's ScaledObjects), Request for
+#                        Secrets' and ConfigMaps' writes (their data in the log, as careless
+#                        policies have it), Metadata for the rest
 #   detailed-no-fields   the same with omitManagedFields: the objects without managedFields
 #
 # Writes DIR/admin.kubeconfig (system:masters), DIR/viewer.kubeconfig
@@ -142,6 +143,11 @@ omit_managed_fields=false
   - {group: coordination.k8s.io, resources: [leases]}
   - {group: autoscaling, resources: [horizontalpodautoscalers]}
   - {group: keda.sh, resources: [scaledobjects]}
+# As careless policies do: Secrets' and ConfigMaps' data in the log (history must never print it).
+- level: Request
+  verbs: [create, update, patch]
+  resources:
+  - {group: "", resources: [secrets, configmaps]}
 EOF
   fi
   echo '- level: Metadata'

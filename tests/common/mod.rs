@@ -3,6 +3,7 @@
 //! never a skip.
 #![allow(dead_code)]
 
+pub mod elector;
 pub mod proxy;
 pub mod schema;
 pub mod screen;

@@ -377,6 +377,7 @@ impl Accumulator {
                 report.conflicts.push(Conflicts {
                     object: object_ref(&key),
                     writer: label(w),
+                    user: self.writers[w as usize].user.to_string(),
                     refused: r.span.count,
                     already_exists: r.exists,
                     first: timestamp(r.span.first),
@@ -664,6 +665,8 @@ pub struct Fight {
 pub struct Conflicts {
     pub object: ObjectRef,
     pub writer: String,
+    /// The user it wrote as.
+    pub user: String,
     /// Writes refused with 409.
     pub refused: u32,
     /// Of them, creates refused because the object existed.

@@ -11,6 +11,7 @@
 //! and the writer's managedFields entry.
 
 pub mod findings;
+pub mod hops;
 pub mod timeline;
 pub mod verdicts;
 

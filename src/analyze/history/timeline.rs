@@ -151,7 +151,7 @@ pub fn rows(requests: Vec<Request>) -> Vec<Row> {
                     }
                 }
                 // An update sends the whole object: what it no longer sends, it removed.
-                if r.verb == Some(Verb::Update) && seen_body && r.area() == super::Area::Spec {
+                if r.verb == Some(Verb::Update) && seen_body && r.subresource.is_empty() {
                     let gone: Vec<Arc<str>> =
                         known.keys().filter(|p| !sent.contains(&***p) && !p.starts_with(".status")).cloned().collect();
                     for p in gone {
@@ -226,6 +226,15 @@ pub(crate) mod tests {
             "an update that no longer sends a field removed it"
         );
         assert_eq!((rows[2].what.changed.len(), rows[2].what.unchanged), (2, 0));
+        // /scale sends a Scale object: replicas changed, nothing removed.
+        let mut scale = with_fields(req(4, "hpa", Verb::Update, 200), &[(".spec.replicas", 7)]);
+        scale.subresource = "scale".into();
+        let rows = super::rows(vec![
+            with_fields(req(1, "gitops", Verb::Patch, 200), &[(".spec.replicas", 2), (".spec.paused", 0)]),
+            scale,
+        ]);
+        assert_eq!(rows[1].what.changed, vec![Arc::from(".spec.replicas")]);
+        assert!(rows[1].what.removed.is_empty());
     }
 
     #[test]

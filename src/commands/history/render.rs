@@ -414,7 +414,7 @@ pub fn findings_text(
     let mut text = crate::output::table::fit_lines(
         &format!(
             "Audit log {}: {window}, {} looked at.",
-            summary.inputs.join(", "),
+            inputs(&summary.inputs),
             crate::output::counted(report.writes as usize, "write")
         ),
         printer.width,
@@ -439,4 +439,14 @@ pub fn findings_text(
         text.push_str(&grid.render(printer));
     }
     text
+}
+
+/// The inputs named in a header: two at most, the rest counted.
+fn inputs(names: &[String]) -> String {
+    match names {
+        [] => "(none)".into(),
+        [one] => one.clone(),
+        [a, b] => format!("{a}, {b}"),
+        [a, rest @ ..] => format!("{a} and {} more", rest.len()),
+    }
 }

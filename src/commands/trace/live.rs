@@ -213,7 +213,7 @@ pub async fn run(
     }
 
     // The state the chain settled in: reconstructed once more, for its stalls.
-    let report = trace_once(session, printer, resources, live.resource, live.name, args.stall_after).await?;
+    let report = trace_once(session, printer, resources, live.resource, live.name, args).await?;
     let summary = tracker.summary();
     match printer.format {
         OutputFormat::Chrome => out(&render::chrome(&spans(tracker.reactions())))?,

@@ -42,7 +42,11 @@ kube-system/kube-scheduler, kube-node-lease/NODE, or a lease named after a custo
 
 --watch (or -- COMMAND...) follows the subtree live instead: metadata-only watches on its kinds
 and on Events, one line per reaction as it arrives, with the lag measured on this client's clock,
-ending when nothing has changed for --settle, then a summary per writer and the stalls left.";
+ending when nothing has changed for --settle, then a summary per writer and the stalls left.
+
+--audit-log PATH reads the API server's audit log for the subtree's objects: each of their
+writes with its microsecond time, every one rather than each manager's last, in place of
+managedFields' whole seconds, and past Events' hour (see `kubectl coord history`).";
 
 #[derive(Debug, Args)]
 #[command(long_about = LONG_ABOUT)]
@@ -68,6 +72,14 @@ pub struct TraceArgs {
     /// A command to run once the watches are open (after --), e.g. -- kubectl rollout restart deploy/web
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+    /// The API server's audit log (a file, gzip, a directory, - for stdin; repeatable): every
+    /// write of the subtree's objects with its microsecond time
+    #[arg(long = "audit-log", value_name = "PATH", conflicts_with = "watch")]
+    pub audit_log: Vec<std::path::PathBuf>,
+    /// With --audit-log: from this time on (a duration back from now, or an RFC 3339 time)
+    #[arg(long, value_name = "DURATION|TIME", requires = "audit_log",
+          value_parser = crate::commands::history::moment_arg("--since"))]
+    pub since: Option<crate::analyze::history::Micros>,
 }
 
 /// A stall with the lease that explains it.
@@ -92,7 +104,7 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, args: &TraceArgs) -> 
         let live = live::Live { resource: &resource, name: &wanted.name, timeout, command: &args.command };
         return live::run(&session, printer, &resources, args, live).await;
     }
-    let mut report = trace_once(&session, printer, &resources, &resource, &wanted.name, args.stall_after).await?;
+    let mut report = trace_once(&session, printer, &resources, &resource, &wanted.name, args).await?;
     report.skipped.extend(resources.skipped());
     report.print(printer)?;
     Ok(if args.exit_code && !report.stalls.is_empty() { Outcome::Findings } else { Outcome::Clean })
@@ -105,14 +117,20 @@ async fn trace_once(
     resources: &[ApiResource],
     resource: &ApiResource,
     name: &str,
-    stall_after: Duration,
+    args: &TraceArgs,
 ) -> Result<render::Report> {
+    let stall_after = args.stall_after;
     let fetched = fetch::subtree(session, resources, resource, name).await?;
     let now = fetched.server_time.unwrap_or_else(|| {
         printer.warn("the API server sent no Date header; ages use the local clock");
         Timestamp::now()
     });
-    let hops = timeline(&fetched.snap);
+    let hops = if args.audit_log.is_empty() {
+        timeline(&fetched.snap)
+    } else {
+        let (writes, start) = tokio::task::block_in_place(|| audit_writes(&fetched.snap, resources, args, printer))?;
+        crate::analyze::history::hops::timeline(&fetched.snap, &writes, start)
+    };
     let found = stalls(&fetched.snap, now, stall_after.as_secs() as i64);
     let keys: BTreeSet<_> =
         found.iter().filter_map(|s| s.responsible.lease.clone()).filter(|k| !fetched.leases.contains_key(k)).collect();
@@ -150,4 +168,43 @@ impl render::Report {
         render::footer(printer, &self.skipped);
         Ok(())
     }
+}
+
+/// The audit log's writes of each object of the subtree (by its resource, namespace and name,
+/// from its creation on), in time order.
+fn audit_writes(
+    snap: &crate::analyze::sequence::TraceSnapshot,
+    resources: &[ApiResource],
+    args: &TraceArgs,
+    printer: &Printer,
+) -> Result<(Vec<Vec<crate::analyze::history::Request>>, Option<crate::analyze::history::Micros>)> {
+    use crate::analyze::history::ObjectKey;
+    let plural: std::collections::HashMap<(&str, &str), &str> =
+        resources.iter().map(|r| ((r.group.as_str(), r.kind.as_str()), r.plural.as_str())).collect();
+    let mut index: std::collections::HashMap<ObjectKey, usize> = std::collections::HashMap::new();
+    for (i, o) in snap.objects.iter().enumerate() {
+        let group = o.group();
+        let Some(resource) = plural.get(&(group, &*o.kind)) else { continue };
+        let key = ObjectKey {
+            group: group.into(),
+            resource: (*resource).into(),
+            namespace: o.namespace.clone().unwrap_or_else(|| "".into()),
+            name: o.name.as_str().into(),
+        };
+        index.insert(key, i);
+    }
+    let created: Vec<i64> =
+        snap.objects.iter().map(|o| o.created.map_or(i64::MIN, |t| t.as_microsecond() - 1_000_000)).collect();
+    let mut writes = vec![Vec::new(); snap.objects.len()];
+    let want = crate::source::audit::Want { since: args.since, bodies: true, ..Default::default() };
+    let summary = crate::source::audit::read(&args.audit_log, &want, |r| {
+        if let Some(&i) = index.get(&r.object)
+            && r.at >= created[i]
+        {
+            writes[i].push(r);
+        }
+    })
+    .map_err(usage)?;
+    crate::commands::history::warn_about(printer, &summary, None);
+    Ok((writes, args.since.max(summary.first)))
 }

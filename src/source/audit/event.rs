@@ -182,6 +182,11 @@ fn read_nested(text: &[u8], want: &Want, out: &mut Vec<Request>, counts: &mut Co
             if found > 0 { Read::Events(found) } else { Read::NotAudit }
         }
         _ => match serde_json::from_slice::<Value>(text) {
+            Ok(value) if depth < 3 && cloud_audit(&value).is_some() => {
+                let event = cloud_audit(&value).expect("checked");
+                let text = serde_json::to_vec(&event).unwrap_or_default();
+                read_nested(&text, want, out, counts, depth + 1)
+            }
             Ok(value) if depth < 3 => wrapped(&value, want, out, counts, depth),
             Ok(_) => Read::NotAudit,
             Err(_) => Read::Invalid,
@@ -223,6 +228,84 @@ fn wrapped(value: &Value, want: &Want, out: &mut Vec<Request>, counts: &mut Coun
     };
     walk(value, 0, &mut |v| found += visit(v));
     if found > 0 { Read::Events(found) } else { Read::NotAudit }
+}
+
+/// GKE's Cloud Audit Logs form of a Kubernetes request (a LogEntry whose protoPayload is an
+/// AuditLog of serviceName k8s.io) as an audit.k8s.io/v1 Event, where the fields agree:
+/// `resourceName` (group/version/[namespaces/NS/]resource/name[/subresource]) names the
+/// object, the method's last part the verb, the principal the user, the gRPC status the code.
+/// Taken from the shape public projects' fixtures show, not from a real export (docs/history.md).
+fn cloud_audit(value: &Value) -> Option<Value> {
+    let p = value.get("protoPayload")?;
+    if p.get("serviceName")?.as_str()? != "k8s.io" {
+        return None;
+    }
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
+    let method = text(p.get("methodName"));
+    let verb = method.rsplit('.').next().unwrap_or_default().to_string();
+    let name = text(p.get("resourceName"));
+    let parts: Vec<&str> = name.split('/').collect();
+    let (group, version, rest) = match parts.as_slice() {
+        [group, version, rest @ ..] => (*group, *version, rest),
+        _ => return None,
+    };
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, rest @ ..] if !rest.is_empty() => (*ns, rest),
+        rest => ("", rest),
+    };
+    let (resource, object, subresource) = match rest {
+        [resource] => (*resource, "", ""),
+        [resource, object] => (*resource, *object, ""),
+        [resource, object, sub, ..] => (*resource, *object, *sub),
+        [] => return None,
+    };
+    // gRPC codes as the HTTP codes the API server answered (google.rpc.Code).
+    let code = match p.pointer("/status/code").and_then(Value::as_i64).unwrap_or(0) {
+        0 => 200,
+        3 | 11 => 400,
+        5 => 404,
+        6 | 10 => 409,
+        7 => 403,
+        8 => 429,
+        16 => 401,
+        9 => 422,
+        14 => 503,
+        4 => 504,
+        _ => 500,
+    };
+    let level = match (p.get("request"), p.get("response")) {
+        (_, Some(_)) => "RequestResponse",
+        (Some(_), None) => "Request",
+        _ => "Metadata",
+    };
+    let mut event = serde_json::json!({
+        "kind": "Event",
+        "apiVersion": "audit.k8s.io/v1",
+        "level": level,
+        "auditID": text(value.get("insertId")),
+        "stage": "ResponseComplete",
+        "requestURI": "",
+        "verb": verb,
+        "user": {"username": text(p.pointer("/authenticationInfo/principalEmail"))},
+        "userAgent": text(p.pointer("/requestMetadata/callerSuppliedUserAgent")),
+        "objectRef": {
+            "resource": resource,
+            "namespace": namespace,
+            "name": object,
+            "apiGroup": if group == "core" { "" } else { group },
+            "apiVersion": version,
+            "subresource": subresource,
+        },
+        "responseStatus": {"code": code},
+        "stageTimestamp": text(value.get("timestamp")),
+    });
+    if let Some(request) = p.get("request") {
+        event["requestObject"] = request.clone();
+    }
+    if let Some(response) = p.get("response") {
+        event["responseObject"] = response.clone();
+    }
+    Some(event)
 }
 
 /// Every value under `value` (itself included) to `f`, not below an event (an object with an
@@ -483,6 +566,26 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn gke_cloud_audit_entries_are_read_where_the_fields_agree() {
+        let entry = r#"{"insertId":"abc123","timestamp":"2026-09-14T10:30:00.123456Z","resource":{"type":"k8s_cluster"},
+            "protoPayload":{"@type":"type.googleapis.com/google.cloud.audit.AuditLog","serviceName":"k8s.io",
+            "methodName":"io.k8s.apps.v1.deployments.scale.update","resourceName":"apps/v1/namespaces/prod/deployments/checkout/scale",
+            "authenticationInfo":{"principalEmail":"system:serviceaccount:kube-system:horizontal-pod-autoscaler"},
+            "requestMetadata":{"callerSuppliedUserAgent":"kube-controller-manager/v1.32.0 (linux/amd64)"},
+            "status":{"code":10},"request":{"spec":{"replicas":5}}}}"#;
+        let (read, out) = one(entry, &all());
+        assert_eq!(read, Read::Events(1));
+        let r = &out[0];
+        assert_eq!((r.verb, r.code, &*r.subresource, r.level), (Some(Verb::Update), 409, "scale", Level::Request));
+        assert_eq!((r.object.label(), &*r.object.namespace), ("deployments.apps/checkout".to_string(), "prod"));
+        assert_eq!(r.writer.account(), Some("horizontal-pod-autoscaler"));
+        assert_eq!(r.body.as_ref().unwrap().fields[0].0.as_ref(), ".spec.replicas");
+        let core =
+            entry.replace("apps/v1/namespaces/prod/deployments/checkout/scale", "core/v1/namespaces/prod/pods/web-1");
+        assert_eq!(one(&core, &all()).1[0].object.label(), "pods/web-1");
+    }
+
+    #[test]
     fn an_older_api_version_is_read_where_its_fields_agree() {
         let v1beta1 = UPDATE.replace("audit.k8s.io/v1", "audit.k8s.io/v1beta1").replace(
             r#""stageTimestamp":"2026-12-07T15:04:05.123456Z""#,
@@ -525,6 +628,29 @@ pub(crate) mod tests {
                 prop_assert!(out.is_empty());
                 prop_assert!(matches!(read, Read::Invalid | Read::Events(0)), "{:?}", read);
             }
+        }
+
+        /// A real event with bytes changed, wrapped or batched: read or refused, never a
+        /// panic, and a request read keeps the event's own time.
+        #[test]
+        fn changed_events_are_read_or_refused(
+            edits in proptest::collection::vec((0usize..900, any::<u8>()), 1..6),
+            wrap in 0u8..3,
+        ) {
+            let mut bytes = UPDATE.as_bytes().to_vec();
+            for (at, b) in edits {
+                let at = at % bytes.len();
+                bytes[at] = b;
+            }
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let text = match wrap {
+                0 => text,
+                1 => format!(r#"{{"kind":"EventList","items":[{text}]}}"#),
+                _ => format!(r#"{{"records":[{{"properties":{{"log":{}}}}}]}}"#, serde_json::to_string(&text).unwrap()),
+            };
+            let mut out = Vec::new();
+            let _ = read(text.as_bytes(), &all(), &mut out, &mut Counts::default());
+            prop_assert!(out.len() <= 1);
         }
 
         #[test]

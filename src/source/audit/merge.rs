@@ -161,9 +161,10 @@ pub fn run(
                 Err(_) => s.end = Some(s.next),
             },
         }
-        let mut mark = streams.iter().filter(|s| !s.finished()).map(|s| s.seen - SLACK).min().unwrap_or(Micros::MAX);
+        let mut mark =
+            streams.iter().filter(|s| !s.finished()).map(|s| s.seen.saturating_sub(SLACK)).min().unwrap_or(Micros::MAX);
         if let Some(at) = pending.front().and_then(|(at, _)| *at) {
-            mark = mark.min(at - 1);
+            mark = mark.min(at.saturating_sub(1));
         }
         while heap.peek().is_some_and(|e| e.at <= mark) {
             let entry = heap.pop().expect("peeked");
