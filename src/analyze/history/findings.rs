@@ -52,6 +52,20 @@ impl Default for Settings {
 }
 
 type WriterId = u32;
+type CredentialId = u32;
+type ObjectId = u32;
+
+/// No writer: an area nobody wrote yet.
+const NOBODY: WriterId = WriterId::MAX;
+
+/// A successful write is kept this long to explain a later 409 (a writer whose cache is
+/// older than this is told against the writes it still finds), at most [`KEEP_WRITES`] of
+/// them per object.
+const KEEP_FOR: Micros = 600_000_000;
+const KEEP_WRITES: usize = 16;
+
+/// A reaction is a write within this long of the write it reacts to.
+const REACTION_WITHIN: Micros = 600_000_000;
 
 /// What a fight is over: one field, or (Metadata level) one part of the object.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -81,18 +95,25 @@ impl Span {
 struct Refusals {
     span: Span,
     since: Vec<WriterId>,
-    other_instances: Vec<Box<str>>,
+    other_instances: Vec<CredentialId>,
     /// Refusals after which only the writer's own writes had landed.
     only_itself: u32,
     exists: u32,
 }
 
-/// Writes a minute of one writer on one object, and the longest run of hot minutes.
+/// Writes a minute of one writer on one object; the runs of hot minutes only once a minute
+/// was hot (most writers never write an object 30 times a minute).
 #[derive(Debug, Default)]
 struct Rate {
     minute: i64,
     count: u32,
     refused: u32,
+    runs: Option<Box<Runs>>,
+}
+
+#[derive(Debug, Default)]
+struct Runs {
+    /// The run of hot minutes going on, and the longest so far.
     run: Option<Run>,
     best: Option<Run>,
 }
@@ -121,20 +142,88 @@ struct LeaseLog {
     holders: Vec<Arc<str>>,
 }
 
-#[derive(Debug, Default)]
+/// What is kept of every object written: a few words. The rest lives behind boxes that
+/// exist only while the object is being written ([`Active`]) or once it shows something a
+/// finding is made of ([`Extra`]); [`Accumulator::sweep`] frees what has gone quiet, so memory
+/// follows the objects written, not the log's length.
+#[derive(Debug)]
 struct ObjectState {
+    /// The last writer of the main resource (or /scale) and of /status: Metadata-level fights.
+    areas: [WriterId; 2],
+    /// The last write that asks the controllers of its owned objects to act: when, by whom
+    /// (NOBODY: none in the last [`REACTION_WITHIN`]).
+    trigger_at: Micros,
+    trigger_by: WriterId,
+    /// Its group and resource, as [`Names::kinds`] numbers them.
+    kind: u16,
+    active: Option<Box<Active>>,
+    extra: Option<Box<Extra>>,
+}
+
+impl Default for ObjectState {
+    fn default() -> ObjectState {
+        ObjectState { areas: [NOBODY; 2], trigger_at: 0, trigger_by: NOBODY, kind: 0, active: None, extra: None }
+    }
+}
+
+/// The recent writes (for 409s) and this minute's rates (for hot loops).
+#[derive(Debug, Default)]
+struct Active {
+    recent: Recent<WriterId, CredentialId>,
+    rates: Vec<(WriterId, Rate)>,
+}
+
+#[derive(Debug, Default)]
+struct Extra {
+    /// Field by field (Request level and above): the last writer and its value's hash.
     fields: HashMap<Arc<str>, (WriterId, u64)>,
-    areas: HashMap<Area, WriterId>,
     pairs: HashMap<(Target, WriterId, WriterId), Span>,
     refusals: HashMap<WriterId, Refusals>,
-    recent: Recent,
-    rates: HashMap<WriterId, Rate>,
     lease: Option<LeaseLog>,
-    /// The last write that asks the controllers of its owned objects to act: when, by whom,
-    /// and who reacted already.
-    trigger: Option<(Micros, WriterId, Vec<WriterId>)>,
+    /// Writers that reacted to the current trigger already.
+    reacted: Vec<WriterId>,
     /// 409s waiting for the writes answered just after them (see timeline::LOOKAHEAD).
-    waiting: Vec<Request>,
+    waiting: Vec<(Request, WriterId, Option<CredentialId>)>,
+}
+
+impl ObjectState {
+    fn extra(&mut self) -> &mut Extra {
+        self.extra.get_or_insert_with(Box::default)
+    }
+
+    fn active(&mut self) -> &mut Active {
+        self.active.get_or_insert_with(Box::default)
+    }
+
+    /// Explains and counts the 409s answered before `now - LOOKAHEAD`.
+    fn settle(&mut self, now: Option<Micros>) {
+        let Some(extra) = self.extra.as_deref_mut() else { return };
+        while let Some(first) = extra.waiting.first()
+            && now.is_none_or(|now| first.0.at + LOOKAHEAD < now)
+        {
+            let (r, writer, credential) = extra.waiting.remove(0);
+            let explained = match self.active.as_deref() {
+                Some(active) => active.recent.explain_as(&r, &writer, credential.as_ref()),
+                None => Recent::<WriterId, CredentialId>::default().explain_as(&r, &writer, credential.as_ref()),
+            };
+            let refusals = extra.refusals.entry(writer).or_default();
+            refusals.span.add(r.at);
+            refusals.exists += u32::from(explained.exists);
+            if explained.only_itself(&writer) && !explained.exists {
+                refusals.only_itself += 1;
+            }
+            for w in explained.since {
+                if !refusals.since.contains(&w) {
+                    refusals.since.push(w);
+                }
+            }
+            for c in explained.other_instances {
+                if !refusals.other_instances.contains(&c) {
+                    refusals.other_instances.push(c);
+                }
+            }
+        }
+    }
 }
 
 /// Reaction times of one writer to writes of one kind, kept as a bounded sample.
@@ -164,16 +253,105 @@ impl Samples {
     }
 }
 
+/// Small numbers for what repeats: writers, credentials, objects, and one copy of each
+/// group, resource and namespace name.
+#[derive(Default)]
+struct Names {
+    writers: Vec<Writer>,
+    writer_ids: HashMap<Writer, WriterId>,
+    credentials: Vec<Box<str>>,
+    credential_ids: HashMap<Box<str>, CredentialId>,
+    words: std::collections::HashSet<Arc<str>>,
+    objects: HashMap<ObjectKey, ObjectId>,
+    /// Group and resource pairs.
+    kinds: Vec<(Arc<str>, Arc<str>)>,
+}
+
+impl Names {
+    fn writer(&mut self, w: &Writer) -> WriterId {
+        if let Some(&id) = self.writer_ids.get(w) {
+            return id;
+        }
+        let id = self.writers.len() as WriterId;
+        self.writers.push(w.clone());
+        self.writer_ids.insert(w.clone(), id);
+        id
+    }
+
+    fn credential(&mut self, c: &str) -> CredentialId {
+        if let Some(&id) = self.credential_ids.get(c) {
+            return id;
+        }
+        let id = self.credentials.len() as CredentialId;
+        self.credentials.push(c.into());
+        self.credential_ids.insert(c.into(), id);
+        id
+    }
+
+    fn word(&mut self, w: &Arc<str>) -> Arc<str> {
+        if let Some(known) = self.words.get(w) {
+            return known.clone();
+        }
+        self.words.insert(w.clone());
+        w.clone()
+    }
+
+    /// The object's number, and its kind's number when it is new.
+    fn object(&mut self, key: &ObjectKey) -> (ObjectId, Option<u16>) {
+        if let Some(&id) = self.objects.get(key) {
+            return (id, None);
+        }
+        let kind = match self.kinds.iter().position(|(g, r)| *g == key.group && *r == key.resource) {
+            Some(at) => at,
+            None => {
+                let kind = (self.word(&key.group), self.word(&key.resource));
+                self.kinds.push(kind);
+                self.kinds.len() - 1
+            }
+        };
+        let id = self.objects.len() as ObjectId;
+        let key = ObjectKey {
+            group: self.word(&key.group),
+            resource: self.word(&key.resource),
+            namespace: self.word(&key.namespace),
+            name: key.name.clone(),
+        };
+        self.objects.insert(key, id);
+        (id, Some(kind.min(u16::MAX as usize) as u16))
+    }
+}
+
+/// A uid as a number: 16 bytes, not a 36-byte string in its own allocation. Uids that are
+/// not UUIDs (none the API server assigns) are hashed.
+fn uid_number(uid: &str) -> u128 {
+    let hex: String = uid.chars().filter(|c| *c != '-').collect();
+    match u128::from_str_radix(&hex, 16) {
+        Ok(n) if hex.len() == 32 => n,
+        _ => {
+            use std::hash::{Hash, Hasher};
+            let mut a = std::collections::hash_map::DefaultHasher::new();
+            uid.hash(&mut a);
+            let mut b = std::collections::hash_map::DefaultHasher::new();
+            (uid, 1u8).hash(&mut b);
+            (u128::from(a.finish()) << 64) | u128::from(b.finish())
+        }
+    }
+}
+
 /// The findings' state over the requests seen so far.
 pub struct Accumulator {
     settings: Settings,
-    writers: Vec<Writer>,
-    writer_ids: HashMap<Writer, WriterId>,
-    objects: HashMap<ObjectKey, ObjectState>,
-    uids: HashMap<Box<str>, ObjectKey>,
-    owners: HashMap<ObjectKey, ObjectKey>,
+    names: Names,
+    states: Vec<ObjectState>,
+    uids: HashMap<u128, ObjectId>,
+    /// Owners learned from the log's bodies, and known from elsewhere (the live cluster).
+    owners: HashMap<ObjectId, ObjectId>,
+    known_owners: HashMap<ObjectKey, ObjectKey>,
     durations: HashMap<ObjectKey, i32>,
     lags: HashMap<(Arc<str>, Arc<str>, WriterId), Samples>,
+    /// When the next sweep is due: log time, and the writes since the last one.
+    next_sweep: Micros,
+    since_sweep: usize,
     pub levels: [u64; 3],
     pub writes: u64,
     pub first: Option<Micros>,
@@ -184,13 +362,15 @@ impl Accumulator {
     pub fn new(settings: Settings) -> Accumulator {
         Accumulator {
             settings,
-            writers: Vec::new(),
-            writer_ids: HashMap::new(),
-            objects: HashMap::new(),
+            names: Names::default(),
+            states: Vec::new(),
             uids: HashMap::new(),
             owners: HashMap::new(),
+            known_owners: HashMap::new(),
             durations: HashMap::new(),
             lags: HashMap::new(),
+            next_sweep: Micros::MIN,
+            since_sweep: 0,
             levels: [0; 3],
             writes: 0,
             first: None,
@@ -200,7 +380,7 @@ impl Accumulator {
 
     /// Owners known from elsewhere (the live cluster's ownerReferences): child -> owner.
     pub fn know_owners(&mut self, owners: impl IntoIterator<Item = (ObjectKey, ObjectKey)>) {
-        self.owners.extend(owners);
+        self.known_owners.extend(owners);
     }
 
     /// Lease durations known from elsewhere (the live Leases), for the renewal gaps of a log
@@ -209,14 +389,11 @@ impl Accumulator {
         self.durations.extend(durations);
     }
 
-    fn writer(&mut self, w: &Writer) -> WriterId {
-        if let Some(&id) = self.writer_ids.get(w) {
-            return id;
-        }
-        let id = self.writers.len() as WriterId;
-        self.writers.push(w.clone());
-        self.writer_ids.insert(w.clone(), id);
-        id
+    fn owner_of(&self, id: ObjectId, key: &ObjectKey) -> Option<ObjectId> {
+        self.owners
+            .get(&id)
+            .copied()
+            .or_else(|| self.known_owners.get(key).and_then(|owner| self.names.objects.get(owner)).copied())
     }
 
     /// Takes one request (in time order). Reads and dry runs are not looked at.
@@ -228,97 +405,147 @@ impl Accumulator {
         self.levels[r.level as usize] += 1;
         self.first.get_or_insert(r.at);
         self.last = Some(self.last.map_or(r.at, |l| l.max(r.at)));
-        if let Some(uid) = &r.uid {
-            self.uids.entry(uid.clone()).or_insert_with(|| r.object.clone());
+        self.since_sweep += 1;
+        if r.at >= self.next_sweep && self.since_sweep >= self.states.len() {
+            self.sweep(r.at);
         }
-        let writer = self.writer(&r.writer);
+        let (id, new) = self.names.object(&r.object);
+        if let Some(kind) = new {
+            self.states.push(ObjectState { kind, ..ObjectState::default() });
+        }
+        if let Some(uid) = &r.uid {
+            self.uids.entry(uid_number(uid)).or_insert(id);
+        }
+        let writer = self.names.writer(&r.writer);
+        let credential = r.credential.as_deref().map(|c| self.names.credential(c));
         let settings = self.settings;
         if let Some(body) = &r.body {
             for (_, _, uid) in &body.owners {
-                if let Some(owner) = self.uids.get(uid).cloned() {
-                    self.owners.entry(r.object.clone()).or_insert(owner);
+                if let Some(&owner) = self.uids.get(&uid_number(uid)) {
+                    self.owners.entry(id).or_insert(owner);
                 }
             }
         }
-        let owner = self.owners.get(&r.object).cloned();
-        let known_duration = self.durations.get(&r.object).copied();
-        let state = self.objects.entry(r.object.clone()).or_default();
+        let owner = self.owner_of(id, &r.object);
+        let state = &mut self.states[id as usize];
         if !r.object.is_lease() {
-            let rate = state.rates.entry(writer).or_default();
-            rate.observe(r, &settings);
+            let rates = &mut state.active().rates;
+            let at = match rates.iter().position(|(w, _)| *w == writer) {
+                Some(at) => at,
+                None => {
+                    rates.push((writer, Rate::default()));
+                    rates.len() - 1
+                }
+            };
+            rates[at].1.observe(r, &settings);
         }
-        while state.waiting.first().is_some_and(|w| w.at + LOOKAHEAD < r.at) {
-            let waited = state.waiting.remove(0);
-            refused(state, &waited, &self.writer_ids);
-        }
+        state.settle(Some(r.at));
         if r.conflict() {
-            state.waiting.push(r.clone());
+            state.extra().waiting.push((r.clone(), writer, credential));
             return;
         }
         if !r.ok() {
             return;
         }
-        state.recent.landed(r);
+        state.active().recent.push(r, writer, credential, KEEP_WRITES);
         if r.object.is_lease() {
-            let lease = state.lease.get_or_insert_with(LeaseLog::default);
-            lease.observe(r, known_duration);
+            let known_duration = self.durations.get(&r.object).copied();
+            state.extra().lease.get_or_insert_with(LeaseLog::default).observe(r, known_duration);
             return;
         }
         if r.verb == Some(Verb::Delete) {
-            state.fields.clear();
-            state.areas.clear();
+            if let Some(extra) = state.extra.as_deref_mut() {
+                extra.fields.clear();
+            }
+            state.areas = [NOBODY; 2];
             return;
         }
         // Fights: field by field where the body says what changed, else part by part.
         match r.body.as_deref().filter(|_| r.level >= Level::Request && r.area() != Area::Other) {
             Some(body) => {
+                let extra = state.extra();
                 for (path, hash) in &body.fields {
-                    let before = state.fields.insert(path.clone(), (writer, *hash));
+                    let before = extra.fields.insert(path.clone(), (writer, *hash));
                     if let Some((other, old)) = before
                         && other != writer
                         && old != *hash
                     {
                         let (a, b) = (other.min(writer), other.max(writer));
-                        state.pairs.entry((Target::Field(path.clone()), a, b)).or_default().add(r.at);
+                        extra.pairs.entry((Target::Field(path.clone()), a, b)).or_default().add(r.at);
                     }
                 }
             }
             None if r.area() != Area::Other && r.verb != Some(Verb::Create) => {
-                if let Some(other) = state.areas.insert(r.area(), writer)
-                    && other != writer
-                {
+                let area = r.area();
+                let other = std::mem::replace(&mut state.areas[area as usize], writer);
+                if other != NOBODY && other != writer {
                     let (a, b) = (other.min(writer), other.max(writer));
-                    state.pairs.entry((Target::Area(r.area()), a, b)).or_default().add(r.at);
+                    state.extra().pairs.entry((Target::Area(area), a, b)).or_default().add(r.at);
                 }
             }
             None => {}
         }
         if r.area() == Area::Spec && matches!(r.verb, Some(Verb::Create | Verb::Update | Verb::Patch)) {
-            state.trigger = Some((r.at, writer, Vec::new()));
+            state.trigger_at = r.at;
+            state.trigger_by = writer;
+            if let Some(extra) = state.extra.as_deref_mut() {
+                extra.reacted.clear();
+            }
         }
         // A reaction: the first write by another writer to an object the triggered one owns.
         if let Some(owner) = owner
-            && let Some(owner_state) = self.objects.get_mut(&owner)
-            && let Some((at, by, reacted)) = &mut owner_state.trigger
-            && *by != writer
-            && !reacted.contains(&writer)
-            && r.at - *at <= 600_000_000
+            && let owner_state = &mut self.states[owner as usize]
+            && owner_state.trigger_by != NOBODY
+            && owner_state.trigger_by != writer
+            && r.at - owner_state.trigger_at <= REACTION_WITHIN
+            && !owner_state.extra.as_deref().is_some_and(|e| e.reacted.contains(&writer))
         {
-            reacted.push(writer);
-            let lag = r.at - *at;
-            self.lags.entry((owner.group.clone(), owner.resource.clone(), writer)).or_default().add(lag);
+            owner_state.extra().reacted.push(writer);
+            let lag = r.at - owner_state.trigger_at;
+            let (group, resource) = &self.names.kinds[usize::from(owner_state.kind)];
+            self.lags.entry((group.clone(), resource.clone(), writer)).or_default().add(lag);
+        }
+    }
+
+    /// Frees what can no longer make a finding: writes older than [`KEEP_FOR`] (after the
+    /// 409s waiting on them are told), rates of writers gone quiet without a hot run worth
+    /// reporting, triggers too old to be reacted to. Run at most once a minute of log time and
+    /// once per as many writes as there are objects, so it costs O(1) per write.
+    fn sweep(&mut self, now: Micros) {
+        self.next_sweep = now + 60_000_000;
+        self.since_sweep = 0;
+        let s = self.settings;
+        let minute = now.div_euclid(60_000_000);
+        for state in &mut self.states {
+            state.settle(Some(now));
+            if state.trigger_by != NOBODY && now - state.trigger_at > REACTION_WITHIN {
+                state.trigger_by = NOBODY;
+                if let Some(extra) = state.extra.as_deref_mut() {
+                    extra.reacted = Vec::new();
+                }
+            }
+            let Some(active) = state.active.as_deref_mut() else { continue };
+            active.recent.forget_before(now - KEEP_FOR);
+            active.rates.retain_mut(|(_, rate)| {
+                if rate.minute >= minute - 1 {
+                    return true;
+                }
+                rate.close(&s);
+                rate.runs.as_ref().is_some_and(|runs| runs.best.is_some_and(|b| b.minutes >= s.hot_minutes))
+            });
+            if active.recent.is_empty() && active.rates.is_empty() {
+                state.active = None;
+            }
         }
     }
 
     /// The findings, and the reaction lags, over everything observed.
     pub fn finish(mut self) -> Report {
-        for state in self.objects.values_mut() {
-            for waited in std::mem::take(&mut state.waiting) {
-                refused(state, &waited, &self.writer_ids);
-            }
+        for state in &mut self.states {
+            state.settle(None);
         }
         let mut by_resource: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
-        for key in self.objects.keys() {
+        for key in self.names.objects.keys() {
             *by_resource.entry(resource_name(key)).or_default() += 1;
         }
         let s = self.settings;
@@ -330,14 +557,18 @@ impl Accumulator {
             last: self.last.map(timestamp),
             ..Default::default()
         };
-        let label = |id: WriterId| self.writers[id as usize].label();
-        let mut objects: Vec<(ObjectKey, ObjectState)> = self.objects.drain().collect();
+        let writers = &self.names.writers;
+        let label = |id: WriterId| writers[id as usize].label();
+        let mut objects: Vec<(ObjectKey, ObjectId)> = self.names.objects.drain().collect();
         objects.sort_by(|a, b| a.0.cmp(&b.0));
-        for (key, mut state) in objects {
+        for (key, id) in objects {
+            let state = &mut self.states[id as usize];
+            let mut extra = state.extra.take().map(|e| *e).unwrap_or_default();
+            let mut rates = state.active.take().map(|a| a.rates).unwrap_or_default();
             // Fights: per pair of writers, the target alternated most, and every target that
             // reached the threshold.
             let mut by_pair: HashMap<(WriterId, WriterId), Vec<(Target, Span)>> = HashMap::new();
-            for ((target, a, b), span) in state.pairs.drain() {
+            for ((target, a, b), span) in extra.pairs.drain() {
                 by_pair.entry((a, b)).or_default().push((target, span));
             }
             let mut pairs: Vec<_> = by_pair.into_iter().collect();
@@ -368,7 +599,7 @@ impl Accumulator {
                     last: timestamp(top.last),
                 });
             }
-            let mut refusals: Vec<(WriterId, Refusals)> = state.refusals.drain().collect();
+            let mut refusals: Vec<(WriterId, Refusals)> = extra.refusals.drain().collect();
             refusals.sort_by_key(|(w, _)| label(*w));
             for (w, r) in refusals {
                 if r.span.count < s.conflict_min {
@@ -377,23 +608,26 @@ impl Accumulator {
                 report.conflicts.push(Conflicts {
                     object: object_ref(&key),
                     writer: label(w),
-                    user: self.writers[w as usize].user.to_string(),
+                    user: writers[w as usize].user.to_string(),
                     refused: r.span.count,
                     already_exists: r.exists,
                     first: timestamp(r.span.first),
                     last: timestamp(r.span.last),
                     written_since: r.since.iter().map(|&id| label(id)).collect(),
-                    other_instances: r.other_instances.iter().map(|c| c.to_string()).collect(),
+                    other_instances: r
+                        .other_instances
+                        .iter()
+                        .map(|&c| self.names.credentials[c as usize].to_string())
+                        .collect(),
                     stale_cache: r.only_itself == r.span.count - r.exists
                         && r.other_instances.is_empty()
                         && r.exists < r.span.count,
                 });
             }
-            let mut rates: Vec<(WriterId, Rate)> = state.rates.drain().collect();
             rates.sort_by_key(|(w, _)| label(*w));
             for (w, mut rate) in rates {
                 rate.close(&s);
-                if let Some(run) = rate.best.filter(|run| run.minutes >= s.hot_minutes) {
+                if let Some(run) = rate.runs.and_then(|runs| runs.best).filter(|run| run.minutes >= s.hot_minutes) {
                     report.hot_loops.push(HotLoop {
                         object: object_ref(&key),
                         writer: label(w),
@@ -406,7 +640,7 @@ impl Accumulator {
                     });
                 }
             }
-            if let Some(lease) = state.lease.take() {
+            if let Some(lease) = extra.lease.take() {
                 let churn = lease.takeovers.len() as u32 >= s.churn_min;
                 if churn || !lease.gaps.is_empty() || lease.interleaved >= 2 {
                     let hours = lease.takeovers.iter().fold(HashMap::<i64, u32>::new(), |mut m, (at, ..)| {
@@ -454,7 +688,7 @@ impl Accumulator {
                 };
                 Lags {
                     written: if group.is_empty() { resource.to_string() } else { format!("{resource}.{group}") },
-                    writer: self.writers[w as usize].label(),
+                    writer: writers[w as usize].label(),
                     reactions: samples.n,
                     p50_millis: pct(0.5),
                     p90_millis: pct(0.9),
@@ -471,30 +705,6 @@ impl Accumulator {
             .collect();
         report.lags = lags;
         report
-    }
-}
-
-/// A 409, explained by the writes around it, counted against its writer.
-fn refused(state: &mut ObjectState, r: &Request, ids: &HashMap<Writer, WriterId>) {
-    let explained = state.recent.explain(r);
-    let Some(&writer) = ids.get(&r.writer) else { return };
-    let refusals = state.refusals.entry(writer).or_default();
-    refusals.span.add(r.at);
-    refusals.exists += u32::from(explained.exists);
-    if explained.only_itself(&r.writer) && !explained.exists {
-        refusals.only_itself += 1;
-    }
-    for w in &explained.since {
-        if let Some(&id) = ids.get(w)
-            && !refusals.since.contains(&id)
-        {
-            refusals.since.push(id);
-        }
-    }
-    for c in explained.other_instances {
-        if !refusals.other_instances.contains(&c) {
-            refusals.other_instances.push(c);
-        }
     }
 }
 
@@ -527,21 +737,22 @@ impl Rate {
     /// Ends the current minute; `next` is the minute of the write that ended it.
     fn close_minute(&mut self, s: &Settings, next: i64) {
         if self.count >= s.hot_per_minute {
-            let run = self.run.get_or_insert(Run { start: self.minute, ..Run::default() });
+            let runs = self.runs.get_or_insert_with(Box::default);
+            let run = runs.run.get_or_insert(Run { start: self.minute, ..Run::default() });
             run.minutes += 1;
             run.writes += u64::from(self.count);
             run.refused += u64::from(self.refused);
             run.peak = run.peak.max(self.count);
             let run = *run;
-            if self.best.is_none_or(|b| run.minutes > b.minutes || (run.minutes == b.minutes && run.writes > b.writes))
+            if runs.best.is_none_or(|b| run.minutes > b.minutes || (run.minutes == b.minutes && run.writes > b.writes))
             {
-                self.best = Some(run);
+                runs.best = Some(run);
             }
-        } else {
-            self.run = None;
-        }
-        if next != self.minute + 1 {
-            self.run = None;
+            if next != self.minute + 1 {
+                runs.run = None;
+            }
+        } else if let Some(runs) = self.runs.as_deref_mut() {
+            runs.run = None;
         }
         self.count = 0;
         self.refused = 0;
@@ -900,6 +1111,90 @@ mod tests {
         assert!(l.interleaved >= 2, "{l:#?}");
         let quiet = run((0..20).map(|i| lease(i * 2, "a")).collect());
         assert!(quiet.leadership.is_empty());
+    }
+
+    fn settings() -> Settings {
+        Settings {
+            fight_min: 3,
+            conflict_min: 1,
+            hot_per_minute: 4,
+            hot_minutes: 2,
+            churn_min: 2,
+            ..Settings::default()
+        }
+    }
+
+    /// Once an object goes quiet, the sweep frees its boxes, and what it showed is still
+    /// reported: a hot loop, a 409 told by the writes before it.
+    #[test]
+    fn a_quiet_object_is_freed_and_its_findings_kept() {
+        let mut acc = Accumulator::new(settings());
+        for i in 0..12 {
+            acc.observe(&req(i * 10, "op", Verb::Update, 200));
+        }
+        acc.observe(&req(121, "kcm", Verb::Update, 200));
+        acc.observe(&req(122, "op", Verb::Update, 409));
+        let mut plain = req(130, "kubelet", Verb::Patch, 200);
+        plain.object.name = "plain".into();
+        acc.observe(&plain);
+        // An hour later, many other objects: sweeps run.
+        for i in 0..200 {
+            let mut other = req(3600 + i, "kubelet", Verb::Patch, 200);
+            other.object.name = format!("other-{i}").into();
+            acc.observe(&other);
+        }
+        assert!(acc.states[1].active.is_none(), "a quiet object's writes and rates are freed");
+        let hot = acc.states[0].active.as_deref().expect("a hot run worth reporting is kept");
+        assert!(hot.recent.is_empty() && hot.rates.len() == 1, "{hot:?}");
+        let report = acc.finish();
+        assert_eq!(report.hot_loops.len(), 1, "{report:#?}");
+        assert_eq!(report.hot_loops[0].minutes, 2);
+        assert_eq!(report.conflicts.len(), 1);
+        assert_eq!(report.conflicts[0].written_since, vec![writer("kcm").label()]);
+    }
+
+    proptest::proptest! {
+        /// Within the windows the findings look back over (writes kept 10 minutes, reactions
+        /// within 10 minutes), sweeping changes nothing: sweeping before every write gives
+        /// the report never sweeping gives.
+        #[test]
+        fn sweeping_changes_no_finding(
+            steps in proptest::collection::vec((0i64..12, 0usize..3, 0usize..3, 0usize..4, proptest::bool::ANY, 0usize..3), 1..60)
+        ) {
+            let mut at = 0;
+            let mut requests = Vec::new();
+            for (dt, who, object, verb, refused, sub) in steps {
+                at += dt;
+                let verb = [Verb::Create, Verb::Update, Verb::Patch, Verb::Delete][verb];
+                let mut r = req(at, ["a", "b", "c"][who], verb, if refused { 409 } else { 200 });
+                r.object.name = format!("o-{object}").into();
+                r.subresource = ["", "status", "scale"][sub].into();
+                if object == 1 {
+                    r.object.resource = "replicasets".into();
+                    r.uid = Some("rs-uid".into());
+                }
+                if object == 2 {
+                    r.level = Level::Request;
+                    r.body = Some(Box::new(Body {
+                        owners: vec![("ReplicaSet".into(), "o-1".into(), "rs-uid".into())],
+                        fields: vec![(".spec.x".into(), (at % 3) as u64)],
+                        ..Default::default()
+                    }));
+                    r.held = Some(at as u64);
+                }
+                requests.push(r);
+            }
+            let mut never = Accumulator::new(settings());
+            let mut always = Accumulator::new(settings());
+            for r in &requests {
+                never.next_sweep = Micros::MAX;
+                never.observe(r);
+                always.sweep(r.at);
+                always.observe(r);
+            }
+            let (never, always) = (never.finish(), always.finish());
+            proptest::prop_assert_eq!(format!("{never:?}"), format!("{always:?}"));
+        }
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! and, for a write refused with 409 Conflict, the version the writer held and who wrote in
 //! between. Pure: requests in (already in time order), rows out.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::num::NonZeroU64;
 use std::sync::Arc;
 
 use super::{Level, Micros, Request, Verb, Writer};
@@ -29,36 +30,38 @@ pub struct What {
     pub conflict: Option<Conflict>,
 }
 
-/// Why a write was refused with 409, as the writes around it say.
+/// Why a write was refused with 409, as the writes around it say. Writers and credentials are
+/// named as the caller keeps them: in full for one object's rows, by number in the findings.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Conflict {
+pub struct Conflict<W = Writer, C = Box<str>> {
     /// The resourceVersion the writer sent (create and update only).
     pub held: Option<u64>,
     /// Who wrote since the version the writer held (or, without one, since its own last
     /// write), earliest first, each once.
-    pub since: Vec<Writer>,
+    pub since: Vec<W>,
     /// The writers in `since` that are this writer under another credential: another
     /// instance of it.
-    pub other_instances: Vec<Box<str>>,
+    pub other_instances: Vec<C>,
     /// An AlreadyExists refusal of a create.
     pub exists: bool,
 }
 
-impl Conflict {
+impl<W: PartialEq, C> Conflict<W, C> {
     /// Nothing but the writer's own writes landed in between: its cache was stale.
-    pub fn only_itself(&self, writer: &Writer) -> bool {
+    pub fn only_itself(&self, writer: &W) -> bool {
         self.other_instances.is_empty() && self.since.iter().all(|w| w == writer)
     }
 }
 
-/// A successful write kept to explain a later 409.
+/// A successful write kept to explain a later 409. Versions are never 0, which makes the
+/// options free: the findings keep one of these per recent write of every object.
 #[derive(Debug, Clone)]
-struct Landed {
+struct Landed<W, C> {
     at: Micros,
-    writer: Writer,
-    credential: Option<Box<str>>,
-    held: Option<u64>,
-    stored: Option<u64>,
+    held: Option<NonZeroU64>,
+    stored: Option<NonZeroU64>,
+    writer: W,
+    credential: Option<C>,
     create: bool,
 }
 
@@ -66,54 +69,83 @@ struct Landed {
 /// 409 lost to may answer a little after the 409 does. Writes this much later still count.
 pub const LOOKAHEAD: Micros = 1_000_000;
 
-/// The successful writes of one object that a 409 may be explained by: the newest
-/// [`Recent::KEEP`].
+/// The successful writes of one object that a 409 may be explained by: the newest `keep`.
 #[derive(Debug, Clone, Default)]
-pub struct Recent {
-    landed: std::collections::VecDeque<Landed>,
+pub struct Recent<W = Writer, C = Box<str>> {
+    landed: VecDeque<Landed<W, C>>,
 }
 
 impl Recent {
+    /// What one object's rows keep: enough for any burst a person reads through.
     const KEEP: usize = 64;
 
     pub fn landed(&mut self, r: &Request) {
-        if self.landed.len() == Self::KEEP {
+        self.push(r, r.writer.clone(), r.credential.clone(), Self::KEEP);
+    }
+
+    pub fn explain(&self, r: &Request) -> Conflict {
+        self.explain_as(r, &r.writer, r.credential.as_ref())
+    }
+}
+
+impl<W: Clone + PartialEq, C: Clone + PartialEq> Recent<W, C> {
+    /// Keeps a successful write of `writer` (presenting `credential`), dropping the oldest
+    /// beyond `keep`.
+    pub fn push(&mut self, r: &Request, writer: W, credential: Option<C>, keep: usize) {
+        if self.landed.len() >= keep {
             self.landed.pop_front();
         }
         self.landed.push_back(Landed {
             at: r.at,
-            writer: r.writer.clone(),
-            credential: r.credential.clone(),
-            held: r.held,
-            stored: r.stored,
+            writer,
+            credential,
+            held: r.held.and_then(NonZeroU64::new),
+            stored: r.stored.and_then(NonZeroU64::new),
             create: r.verb == Some(Verb::Create),
         });
+    }
+
+    /// Drops the writes answered before `at`, and the room they took.
+    pub fn forget_before(&mut self, at: Micros) {
+        let before = self.landed.len();
+        while self.landed.front().is_some_and(|l| l.at < at) {
+            self.landed.pop_front();
+        }
+        if self.landed.len() < before && self.landed.len() <= self.landed.capacity() / 4 {
+            self.landed.shrink_to_fit();
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.landed.is_empty()
     }
 
     /// The writes that landed between the version `r` held and `r` itself (answered up to
     /// [`LOOKAHEAD`] after it): those stored past it, or made on top of it or a later one.
     /// Without a held version (a patch), those since the writer's own last write, else in the
-    /// last minute.
-    pub fn explain(&self, r: &Request) -> Conflict {
+    /// last minute. `writer` and `credential` are `r`'s, as this keeps them.
+    pub fn explain_as(&self, r: &Request, writer: &W, credential: Option<&C>) -> Conflict<W, C> {
         let exists = r.verb == Some(Verb::Create);
         let before = self.landed.iter().filter(|l| l.at <= r.at + LOOKAHEAD);
-        let since: Vec<&Landed> = if exists {
+        let since: Vec<&Landed<W, C>> = if exists {
             before.filter(|l| l.create).collect()
         } else if let Some(held) = r.held {
-            before.filter(|l| l.stored.is_some_and(|s| s > held) || l.held.is_some_and(|h| h >= held)).collect()
+            before
+                .filter(|l| l.stored.is_some_and(|s| s.get() > held) || l.held.is_some_and(|h| h.get() >= held))
+                .collect()
         } else {
-            let own = self.landed.iter().rposition(|l| l.at <= r.at && l.writer == r.writer);
+            let own = self.landed.iter().rposition(|l| l.at <= r.at && l.writer == *writer);
             let from = own.map(|i| i + 1).unwrap_or(0);
             self.landed.iter().skip(from).filter(|l| l.at <= r.at && l.at >= r.at - 60_000_000).collect()
         };
-        let mut writers: Vec<Writer> = Vec::new();
-        let mut other_instances: Vec<Box<str>> = Vec::new();
+        let mut writers: Vec<W> = Vec::new();
+        let mut other_instances: Vec<C> = Vec::new();
         for l in since {
             if !writers.contains(&l.writer) {
                 writers.push(l.writer.clone());
             }
-            if l.writer == r.writer
-                && let (Some(theirs), Some(mine)) = (&l.credential, &r.credential)
+            if l.writer == *writer
+                && let (Some(theirs), Some(mine)) = (&l.credential, credential)
                 && theirs != mine
                 && !other_instances.contains(theirs)
             {

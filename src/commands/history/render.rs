@@ -351,6 +351,8 @@ pub struct HistoryFindings<'a> {
     pub log: Log,
     /// Writes looked at, by the level they were logged at (Metadata, Request, RequestResponse).
     pub writes: u64,
+    /// Objects written, by resource ("deployments.apps", "pods").
+    pub objects_written: &'a std::collections::BTreeMap<String, usize>,
     /// Every finding at or above warning, as check reports it.
     pub findings: &'a [Finding],
     pub fights: &'a [Fight],
@@ -369,6 +371,7 @@ impl<'a> HistoryFindings<'a> {
             kind: "HistoryFindings",
             log: Log::new(summary),
             writes: report.writes,
+            objects_written: &report.objects,
             findings: found,
             fights: &report.fights,
             conflicts: &report.conflicts,
