@@ -201,3 +201,126 @@ fn limited_rights_report_what_was_skipped() {
     assert_eq!(skipped, 8, "seven kinds and pods: {}", run.stdout);
     c.coord("viewer", &["overlaps", "-l", "a in ("]).code(2).one_line_error("-l: invalid selector");
 }
+
+/// The pairs of a report as unordered name pairs with their severity, and its pods under
+/// several budgets.
+fn pairs_and_budgets(report: &Value) -> (Vec<(String, String, String)>, usize) {
+    let mut pairs: Vec<(String, String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let (a, b) = (f["a"]["name"].as_str().unwrap(), f["b"]["name"].as_str().unwrap());
+            let (a, b) = if a < b { (a, b) } else { (b, a) };
+            (a.to_string(), b.to_string(), f["severity"].as_str().unwrap().to_string())
+        })
+        .collect();
+    pairs.sort();
+    (pairs, report["pdbConflicts"].as_array().unwrap().len())
+}
+
+/// Manifests before they are applied (overlaps -f, kubernetes#30899): a canary whose selector
+/// takes the live stable pods and two budgets over them are predicted against the live
+/// objects, each named with its file and document; `kubectl apply` of the same files then
+/// makes exactly those findings live. --offline compares the files alone; bad files are one
+/// line each, and exit 2 when nothing can be read.
+#[test]
+fn manifests_predict_the_overlaps_their_apply_makes() {
+    let c = cluster();
+    let ns = &c.fresh_namespace("coord-overlap-files");
+    c.apply(&deployment(ns, "stable", "{matchLabels: {app: shop, track: stable}}", "{app: shop, track: stable}", 2));
+    pods_with(&c, ns, "app=shop,track=stable", 2, "ReplicaSet");
+    let dir = std::env::temp_dir().join(format!("{ns}-files"));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    // No namespace in the files: -n's, as kubectl apply -n puts them.
+    let canary = deployment(ns, "canary", "{matchLabels: {app: shop}}", "{app: shop, track: canary}", 1)
+        .replace(&format!(", namespace: {ns}"), "");
+    std::fs::write(dir.join("canary.yaml"), canary).unwrap();
+    std::fs::write(
+        dir.join("sub/budgets.yaml"),
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: shop}\nspec: {minAvailable: 1, selector: {matchLabels: {app: shop}}}\n---\n\
+         apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: stable}\nspec: {minAvailable: 1, selector: {matchLabels: {track: stable}}}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("notes.txt"), "not a manifest").unwrap();
+    let files = dir.to_str().unwrap();
+
+    let run =
+        c.kubectl_plugin("viewer", &["overlaps", "-n", ns, "-f", files, "-R", "--exit-code", "-o", "json"]).code(3);
+    assert!(run.stderr.contains("1 file not .json, .yaml or .yml left out"), "{}", run.stderr);
+    let predicted = run.json();
+    let (pairs, budgets) = pairs_and_budgets(&predicted);
+    assert_eq!(
+        pairs,
+        [
+            ("canary".to_string(), "stable".to_string(), "error".to_string()),
+            ("shop".to_string(), "stable".to_string(), "error".to_string()),
+        ],
+        "{predicted:#}"
+    );
+    assert_eq!(budgets, 2, "the two live stable pods under both budgets: {predicted:#}");
+    let canary_pair = find(&predicted, "canary", "stable").unwrap();
+    assert_eq!(canary_pair["sharedPodCounts"]["total"], 2, "the live stable pods: {canary_pair:#}");
+    let origins: Vec<(String, u64, bool)> = predicted["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let file = f["file"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+            (format!("{}/{file}", f["name"].as_str().unwrap()), f["document"].as_u64().unwrap(), f["replaces"] == true)
+        })
+        .collect();
+    assert_eq!(
+        origins,
+        [
+            ("canary/canary.yaml".to_string(), 1, false),
+            ("shop/budgets.yaml".to_string(), 1, false),
+            ("stable/budgets.yaml".to_string(), 2, false),
+        ]
+    );
+    // Without -R the budgets under sub/ are not read; the table names each file's object
+    // with its file and document.
+    let table = c.kubectl_plugin("viewer", &["overlaps", "-n", ns, "-f", files]).ok();
+    let row = format!("{files}/canary.yaml#1");
+    assert!(
+        table
+            .stdout
+            .lines()
+            .any(|l| l.split_whitespace().take(3).any(|w| w == "canary") && l.trim_end().ends_with(&row)),
+        "{}",
+        table.stdout
+    );
+    assert!(!table.stdout.contains("budgets.yaml"), "{}", table.stdout);
+
+    // Applied as they are, the same findings are live.
+    c.kubectl(&["apply", "-n", ns, "-R", "-f", files]).ok();
+    pods_with(&c, ns, "app=shop,track=canary", 1, "ReplicaSet");
+    let live = c.coord("viewer", &["overlaps", "-n", ns, "-o", "json"]).ok().json();
+    assert_eq!(
+        pairs_and_budgets(&live),
+        (pairs.clone(), budgets),
+        "predicted before the apply: {predicted:#}\nlive: {live:#}"
+    );
+    // Now each file object stands in place of its live self, with the same findings.
+    let again = c.coord("viewer", &["overlaps", "-n", ns, "-f", files, "-R", "-o", "json"]).ok().json();
+    assert!(again["files"].as_array().unwrap().iter().all(|f| f["replaces"] == true), "{again:#}");
+    assert_eq!(pairs_and_budgets(&again).0, pairs);
+
+    // The files alone, no cluster: only the two budgets meet.
+    let offline = c.coord_bare(&["overlaps", "--offline", "-f", files, "-R", "-o", "json"]).ok().json();
+    assert_eq!(
+        pairs_and_budgets(&offline),
+        (vec![("shop".to_string(), "stable".to_string(), "warning".to_string())], 0),
+        "{offline:#}"
+    );
+
+    // Bad input: a broken document among good ones is skipped and said; nothing readable is exit 2.
+    std::fs::write(dir.join("broken.yaml"), "kind: [\n").unwrap();
+    let some = c.coord("viewer", &["overlaps", "-n", ns, "-f", files, "-o", "json"]).ok();
+    assert!(some.stderr.contains("broken.yaml#1: not YAML or JSON"), "{}", some.stderr);
+    let broken = dir.join("broken.yaml");
+    c.coord("viewer", &["overlaps", "-n", ns, "-f", broken.to_str().unwrap()])
+        .code(2)
+        .one_line_error("no Kubernetes object could be read from the files");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -71,6 +71,17 @@ pub(crate) struct FleetReport {
     items: Vec<Value>,
 }
 
+/// Prints one report made without a cluster (--offline) and says how the run ends.
+pub fn print_one(rendered: Rendered, printer: &Printer, exit_code: bool) -> Result<Outcome> {
+    let (found, incomplete) = (rendered.findings, rendered.incomplete);
+    rendered.print(printer)?;
+    Ok(match (exit_code, found, incomplete) {
+        (true, true, _) => Outcome::Findings,
+        (true, false, true) => Outcome::Incomplete,
+        _ => Outcome::Clean,
+    })
+}
+
 /// Runs `one` in the session's context, or in each context of the fleet (at most
 /// --max-parallel at once, each with its own client and namespace default), and prints.
 pub async fn run<F, Fut>(
@@ -92,9 +103,7 @@ where
     if !fleet.active() {
         super::ends_after_one();
         let rendered = one(Session::open(conn).await?).await?;
-        let (found, incomplete) = (rendered.findings, rendered.incomplete);
-        rendered.print(printer)?;
-        return Ok(findings_outcome(found, incomplete));
+        return print_one(rendered, printer, exit_code);
     }
     let names = contexts::select(fleet, conn.kubeconfig.as_deref())?;
     let one = &one;

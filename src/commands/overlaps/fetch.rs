@@ -25,6 +25,7 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ("policy/v1", "poddisruptionbudgets", "PodDisruptionBudget"),
 ];
 
+#[derive(Default)]
 pub struct Snapshot {
     pub controllers: Vec<Controller>,
     pub pods: Vec<PodMeta>,
@@ -78,6 +79,11 @@ struct Status {
 impl Object {
     pub(crate) fn uid(&self) -> &str {
         &self.metadata.uid
+    }
+
+    /// For a manifest's object: the namespace it will be created in.
+    pub(crate) fn set_namespace(&mut self, namespace: &str) {
+        self.metadata.namespace = namespace.to_string();
     }
 
     /// How many pods a controller of `kind` asks for (None for a PodDisruptionBudget).

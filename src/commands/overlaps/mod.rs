@@ -1,6 +1,7 @@
 //! `kubectl coord overlaps`: exact selector overlap between controllers, with proof.
 
 pub(crate) mod fetch;
+pub(crate) mod files;
 pub(crate) mod render;
 
 use anyhow::Result;
@@ -27,7 +28,13 @@ Severity:
   warning   the selectors overlap logically, but no template or pod is affected yet
 
 Every pod matched by more than one PodDisruptionBudget is listed too: the eviction API
-refuses to evict such a pod, so drains hang.";
+refuses to evict such a pod, so drains hang.
+
+-f checks manifests before they are applied (kubectl apply's -f: files, directories, -R, -
+for stdin, as `helm template ... | kubectl coord overlaps -f -`): their objects are laid over
+the live ones (the same kind, namespace and name replaces, new ones are added; no namespace
+takes -n's or the context's) and only the findings involving an object of the files are
+reported, each named with its file and document. --offline compares the files alone.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MinSeverity {
@@ -53,24 +60,87 @@ pub struct OverlapsArgs {
     /// Lowest severity that --exit-code counts
     #[arg(long, value_enum, default_value_t = MinSeverity::Warning)]
     pub min_severity: MinSeverity,
+    /// Manifests to check before applying them: a file, a directory, - for stdin (repeat for more)
+    #[arg(short = 'f', long = "filename", value_name = "FILE|DIR|-")]
+    pub filename: Vec<std::path::PathBuf>,
+    /// With -f: also the directories under a directory
+    #[arg(short = 'R', long, requires = "filename")]
+    pub recursive: bool,
+    /// With -f: compare the files' objects with each other only, without a cluster
+    #[arg(long, requires = "filename")]
+    pub offline: bool,
 }
 
 pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &OverlapsArgs) -> Result<Outcome> {
     if let Some(s) = &args.selector {
         crate::analyze::selector::parse(s).map_err(|e| usage(format!("-l: {e}")))?;
     }
-    fleet::run(conn, fleet, printer, args.exit_code, |session| async move { rendered(&session, printer, args).await })
-        .await
+    let manifests = if args.filename.is_empty() {
+        None
+    } else {
+        Some(crate::source::files::read(&args.filename, args.recursive).map_err(|e| usage(e.to_string()))?)
+    };
+    let manifests = manifests.as_ref();
+    if args.offline {
+        let manifests = manifests.expect("clap: --offline requires -f");
+        // Where an object without a namespace goes: -n, else the context's, else default.
+        let namespace = conn
+            .namespace
+            .clone()
+            .or_else(|| crate::connect::kubeconfig::context_namespace(conn))
+            .unwrap_or_else(|| "default".to_string());
+        let snap = fetch::Snapshot::default();
+        let rendered = rendered_from(snap, Some(manifests), &namespace, |_| true, true, printer, args)?;
+        return fleet::print_one(rendered, printer, args.exit_code);
+    }
+    fleet::run(conn, fleet, printer, args.exit_code, |session| async move {
+        rendered(&session, printer, args, manifests).await
+    })
+    .await
 }
 
-async fn rendered(session: &Session, printer: &Printer, args: &OverlapsArgs) -> Result<Rendered> {
+async fn rendered(
+    session: &Session,
+    printer: &Printer,
+    args: &OverlapsArgs,
+    manifests: Option<&crate::source::files::Manifests>,
+) -> Result<Rendered> {
     let snap = session.checking_namespace(fetch::snapshot(session, args.selector.as_deref())).await?;
-    let analysis = overlap::analyze(
+    let all = session.all_namespaces;
+    let in_scope = |ns: &str| all || ns == session.namespace;
+    rendered_from(snap, manifests, &session.namespace, in_scope, all, printer, args)
+}
+
+/// The report of `snap`, with the files' objects laid over it when there are files.
+fn rendered_from(
+    mut snap: fetch::Snapshot,
+    manifests: Option<&crate::source::files::Manifests>,
+    namespace: &str,
+    in_scope: impl Fn(&str) -> bool,
+    all_namespaces: bool,
+    printer: &Printer,
+    args: &OverlapsArgs,
+) -> Result<Rendered> {
+    let (laid, mut notes) = match manifests {
+        Some(m) => {
+            let (laid, notes) = files::lay(&mut snap, m, namespace, in_scope);
+            (Some(laid), m.skipped.iter().cloned().chain(notes).collect())
+        }
+        None => (None, Vec::new()),
+    };
+    let mut analysis = overlap::analyze(
         &snap.controllers,
         &snap.pods,
         // Only -o json|yaml names shared pods; the table counts them.
         &Options { cross_kind: args.cross_kind, explain: args.explain, sample: printer.is_machine() },
     );
+    let index = laid.as_deref().map(files::index).unwrap_or_default();
+    if laid.is_some() {
+        files::only_theirs(&mut analysis, &index);
+        if laid.as_ref().is_some_and(Vec::is_empty) {
+            notes.push("none of the files' objects is a kind overlaps compares".to_string());
+        }
+    }
     let report = OverlapReport {
         api_version: SCHEMA_VERSION,
         kind: "OverlapReport",
@@ -81,15 +151,18 @@ async fn rendered(session: &Session, printer: &Printer, args: &OverlapsArgs) -> 
         analysis: &analysis,
         skipped: &snap.skipped,
         invalid: &snap.invalid,
+        files: laid.as_deref(),
     };
+    let shown_laid = laid.as_deref().unwrap_or_default();
     let mut rendered = Rendered::new(printer, &report, || {
-        table(&analysis, printer, session.all_namespaces, (snap.controllers.len(), snap.pods.len()))
+        table(&analysis, printer, all_namespaces, (snap.controllers.len(), snap.pods.len()), shown_laid, &index)
     })?;
     rendered.warnings = snap
         .skipped
         .iter()
         .map(|note| format!("not listed: {note}; results may be incomplete"))
         .chain(snap.invalid.iter().map(|note| format!("skipped, selector not understood: {note}")))
+        .chain(notes)
         .collect();
     let floor = match args.min_severity {
         MinSeverity::Warning => Severity::Warning,

@@ -1,5 +1,6 @@
 //! The wire format and the table of `overlaps`.
 
+use super::files::{FileIndex, FileObject};
 use crate::analyze::check::some_names;
 use crate::analyze::overlap::{Analysis, Severity, pdb_groups};
 use crate::connect::Skipped;
@@ -21,15 +22,38 @@ pub struct OverlapReport<'a> {
     pub analysis: &'a Analysis<'a>,
     pub skipped: &'a [Skipped],
     pub invalid: &'a [String],
+    /// With -f: the files' objects compared (only findings involving one are reported).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<&'a [FileObject]>,
 }
 
 /// The table; a NAMESPACE column only across namespaces, as kubectl prints it.
-pub fn table(a: &Analysis, printer: &Printer, all_namespaces: bool, counts: (usize, usize)) -> Table {
+pub fn table(
+    a: &Analysis,
+    printer: &Printer,
+    all_namespaces: bool,
+    counts: (usize, usize),
+    laid: &[FileObject],
+    files: &FileIndex,
+) -> Table {
     let (controllers, pods) = counts;
+    // An object from the files is named with its file and document.
+    let named = |namespace: &str, kind: &str, name: &str| -> String {
+        match files.get(&(namespace.to_string(), kind.to_string(), name.to_string())) {
+            Some(&i) => format!("{name} ({}#{})", laid[i].file, laid[i].document),
+            None => name.to_string(),
+        }
+    };
     let mut headers = vec!["KIND", "A", "B", "SEVERITY", "WITNESS", "LIVE PODS"];
     if all_namespaces {
         headers.insert(0, "NAMESPACE");
     }
+    if !laid.is_empty() {
+        headers.push("FILE");
+    }
+    let origin = |namespace: &str, kind: &str, name: &str| {
+        files.get(&(namespace.to_string(), kind.to_string(), name.to_string())).map(|&i| &laid[i])
+    };
     let mut grid = Grid::new(headers);
     for f in &a.findings {
         let kind = if f.a.kind == f.b.kind { f.a.kind.to_string() } else { format!("{}/{}", f.a.kind, f.b.kind) };
@@ -43,7 +67,7 @@ pub fn table(a: &Analysis, printer: &Printer, all_namespaces: bool, counts: (usi
             Severity::Error => styled("error", Tone::Bad),
             Severity::Warning => styled("warning", Tone::Warn),
         };
-        let mut row: Vec<Styled> = Vec::with_capacity(7);
+        let mut row: Vec<Styled> = Vec::with_capacity(8);
         if all_namespaces {
             row.push(f.namespace.into());
         }
@@ -55,6 +79,18 @@ pub fn table(a: &Analysis, printer: &Printer, all_namespaces: bool, counts: (usi
             if witness.is_empty() { "<any>".into() } else { witness.join(",").into() },
             live.into(),
         ]);
+        if !laid.is_empty() {
+            // The file and document of each side from the files: "canary.yaml#2,#3" when
+            // both come from one file.
+            let mut shown: Vec<String> = Vec::new();
+            let sides = [origin(f.namespace, f.a.kind, f.a.name), origin(f.namespace, f.b.kind, f.b.name)];
+            for (i, o) in sides.iter().enumerate() {
+                let Some(o) = o else { continue };
+                let same_file = i == 1 && sides[0].is_some_and(|first| first.file == o.file);
+                shown.push(if same_file { format!("#{}", o.document) } else { format!("{}#{}", o.file, o.document) });
+            }
+            row.push(shown.join(",").into());
+        }
         grid.row(row);
     }
     let mut text = Vec::new();
@@ -75,7 +111,7 @@ pub fn table(a: &Analysis, printer: &Printer, all_namespaces: bool, counts: (usi
             crate::analyze::codes::SEVERAL_DISRUPTION_BUDGETS,
             counted(pods.len(), "pod"),
             budgets.len(),
-            budgets.join(", "),
+            budgets.iter().map(|b| named(namespace, "PodDisruptionBudget", b)).collect::<Vec<_>>().join(", "),
             if pods.len() == 1 { "it" } else { "them" }
         ));
     }
@@ -86,6 +122,16 @@ pub fn table(a: &Analysis, printer: &Printer, all_namespaces: bool, counts: (usi
             format!("{}: {}", d.separation.key, d.separation.reason)
         };
         text.push(format!("disjoint: {}/{} {} / {} {}: {why}", d.namespace, d.a.kind, d.a.name, d.b.kind, d.b.name));
+    }
+    if !laid.is_empty() {
+        let objects: Vec<String> = laid
+            .iter()
+            .map(|f| {
+                let replaces = if f.replaces { ", in place of the live one" } else { "" };
+                format!("{} {}/{} ({}#{}{replaces})", f.kind, f.namespace, f.name, f.file, f.document)
+            })
+            .collect();
+        text.push(format!("from the files: {}", objects.join(", ")));
     }
     let errors = a.findings.iter().filter(|f| f.severity == Severity::Error).count();
     text.push(format!(
@@ -136,17 +182,17 @@ mod tests {
         ];
         let analysis = analyze(&controllers, &pods, &Options { cross_kind: false, explain: false, sample: false });
         assert!(!analysis.findings.is_empty() && !analysis.pdb_conflicts.is_empty());
-        for (width, text) in
-            crate::output::screens(|p| table(&analysis, p, false, (controllers.len(), pods.len())).render(p))
-        {
+        for (width, text) in crate::output::screens(|p| {
+            table(&analysis, p, false, (controllers.len(), pods.len()), &[], &FileIndex::new()).render(p)
+        }) {
             assert!(text.contains("stable-track") && text.contains("2 pods under several PDBs"), "{text}");
             insta::assert_snapshot!(format!("overlaps_{width}"), text);
         }
         // Across namespaces the NAMESPACE column comes first: the table still fits (its
         // header line was 101 columns in an 80-column terminal).
-        for (width, text) in
-            crate::output::screens(|p| table(&analysis, p, true, (controllers.len(), pods.len())).render(p))
-        {
+        for (width, text) in crate::output::screens(|p| {
+            table(&analysis, p, true, (controllers.len(), pods.len()), &[], &FileIndex::new()).render(p)
+        }) {
             assert!(text.starts_with("NAMESPACE"), "{text}");
             insta::assert_snapshot!(format!("overlaps_all_namespaces_{width}"), text);
         }
@@ -165,7 +211,7 @@ mod tests {
         assert_eq!(analysis.pdb_conflicts.len(), 5);
         let text = |format| {
             let printer = Printer::plain(format, Some(400));
-            table(&analysis, &printer, false, (controllers.len(), pods.len())).render(&printer)
+            table(&analysis, &printer, false, (controllers.len(), pods.len()), &[], &FileIndex::new()).render(&printer)
         };
         let plain = text(OutputFormat::Table);
         let lines: Vec<&str> = plain.lines().filter(|l| l.contains("CO302")).collect();
@@ -177,5 +223,38 @@ mod tests {
         );
         let wide = text(OutputFormat::Wide);
         assert!(wide.contains("5 pods (shop-1, shop-2, shop-3, shop-4, shop-5) matched by"), "{wide}");
+    }
+
+    /// With -f, a FILE column names the file and document of each side from the files.
+    #[test]
+    fn objects_from_files_are_named_with_file_and_document() {
+        let controllers = vec![
+            ctl("PodDisruptionBudget", "shop", "app=shop", &[]),
+            ctl("PodDisruptionBudget", "stable", "track=stable", &[]),
+            ctl("Deployment", "stable", "app=shop,track=stable", &[("app", "shop"), ("track", "stable")]),
+            ctl("Deployment", "canary", "app=shop", &[("app", "shop"), ("track", "canary")]),
+        ];
+        let analysis = analyze(&controllers, &[], &Options { cross_kind: false, explain: false, sample: false });
+        let file = |kind: &str, name: &str, document| FileObject {
+            kind: kind.into(),
+            namespace: "coord-demo".into(),
+            name: name.into(),
+            file: "release.yaml".into(),
+            document,
+            replaces: false,
+        };
+        let laid = vec![
+            file("PodDisruptionBudget", "shop", 2),
+            file("PodDisruptionBudget", "stable", 3),
+            file("Deployment", "canary", 1),
+        ];
+        let index = super::super::files::index(&laid);
+        let printer = Printer::plain(OutputFormat::Table, Some(200));
+        let text = table(&analysis, &printer, false, (4, 0), &laid, &index).render(&printer);
+        let rows: Vec<Vec<&str>> = text.lines().skip(1).take(2).map(|l| l.split_whitespace().collect()).collect();
+        assert_eq!(rows[0].last(), Some(&"release.yaml#1"), "{text}");
+        assert_eq!(rows[1].last(), Some(&"release.yaml#2,#3"), "{text}");
+        assert!(text.lines().next().unwrap().ends_with("FILE"), "{text}");
+        assert!(text.contains("from the files: PodDisruptionBudget coord-demo/shop (release.yaml#2), "), "{text}");
     }
 }
