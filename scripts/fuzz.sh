@@ -8,9 +8,9 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cases=${1:-100000}
 targets=(
-  "analyze::fieldsv1::tests::decoder_is_total_on_arbitrary_json   FieldsV1 decoder (untrusted managedFields)"
-  "analyze::fieldsv1::tests::encode_then_decode_round_trips       FieldsV1 encode/decode round trip"
-  "analyze::fieldsv1::tests::decoding_text_agrees_with_decoding_a_tree   FieldsV1 read from text vs from a JSON tree"
+  "snapshot::fieldsv1::tests::decoder_is_total_on_arbitrary_json   FieldsV1 decoder (untrusted managedFields)"
+  "snapshot::fieldsv1::tests::encode_then_decode_round_trips       FieldsV1 encode/decode round trip"
+  "snapshot::fieldsv1::tests::decoding_text_agrees_with_decoding_a_tree   FieldsV1 read from text vs from a JSON tree"
   "analyze::selector::tests::parser_never_panics                  label selector parser (-l)"
   "analyze::selector::tests::overlap_agrees_with_brute_force_and_witnesses_hold   selector algebra vs brute force"
   "analyze::resource_ref::tests::parsing_is_total                 resource reference parser"
@@ -27,6 +27,9 @@ targets=(
   "source::audit::event::tests::any_bytes_are_read_without_panic   audit event reader (random bytes)"
   "source::audit::event::tests::changed_events_are_read_or_refused   audit event reader (real events changed, batched, wrapped)"
   "source::audit::event::tests::a_cut_event_is_invalid_not_a_wrong_request   audit event reader (events cut short)"
+  "source::files::tests::any_text_is_read_or_skipped   manifest reader (-f: YAML-like text)"
+  "source::files::tests::any_bytes_are_read_or_skipped   manifest reader (-f: random bytes)"
+  "analyze::history::findings::tests::sweeping_changes_no_finding   history findings: sweeping quiet objects changes nothing"
 )
 cargo test --locked --release --lib --no-run >/dev/null 2>&1 || { echo "build failed" >&2; exit 1; }
 status=0

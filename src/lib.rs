@@ -1,8 +1,9 @@
 //! kubectl-coord: make Kubernetes controller coordination visible.
 //!
-//! Data flows one way: [`connect`] fetches plain snapshots from the API server,
-//! [`analyze`] holds pure functions over them, [`output`] renders the results.
-//! Each subcommand in [`commands`] wires the three together.
+//! Data flows one way: the sources ([`connect`]: the live API; [`source`]: the audit log
+//! and manifests in files) produce the plain records of [`snapshot`], [`analyze`] holds pure
+//! functions over them, [`output`] renders the results. Each subcommand in [`commands`] wires
+//! them together. The `layers` test below keeps the imports that way.
 
 // RequestError carries the method, path and server so every error names them; it is
 // returned rarely and never in a hot loop, so its size does not matter.
@@ -16,7 +17,9 @@ pub mod complete;
 pub mod connect;
 pub mod error;
 pub mod output;
+pub mod snapshot;
 pub mod source;
+pub mod text;
 
 use clap::Parser;
 
@@ -69,5 +72,67 @@ pub fn main_exit_code() -> i32 {
             eprintln!("error: {}", error::one_line(&err));
             error::exit_code_for(&err)
         }
+    }
+}
+
+/// The layers, as their non-test code imports one another: analyze/ nothing from connect/,
+/// output/, commands/ or cli.rs; no source (connect/, source/) and not snapshot/ anything
+/// from analyze/ or commands/ (nor cli.rs); snapshot/ nothing from a source.
+#[cfg(test)]
+mod layers {
+    use std::path::Path;
+
+    /// Every `crate::` path of the non-test code of the .rs files under `dir`.
+    fn imports(dir: &Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                imports(&path, out);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = without_test_modules(&text);
+            for (at, _) in code.match_indices("crate::") {
+                let rest = &code[at + "crate::".len()..];
+                let module: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                out.push((path.display().to_string(), module));
+            }
+        }
+    }
+
+    /// The text less every `mod tests { ... }` block (by its braces).
+    fn without_test_modules(text: &str) -> String {
+        let mut out = String::new();
+        let mut depth = 0usize;
+        for line in text.lines() {
+            let starts = depth == 0 && line.trim_start().trim_start_matches("pub(crate) ").starts_with("mod tests {");
+            if depth > 0 || starts {
+                depth += line.matches('{').count();
+                depth = depth.saturating_sub(line.matches('}').count());
+                continue;
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+        out
+    }
+
+    #[test]
+    fn each_layer_imports_only_the_layers_below_it() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let rules: &[(&str, &[&str])] = &[
+            ("analyze", &["connect", "output", "commands", "cli", "source"]),
+            ("connect", &["analyze", "commands", "cli", "source"]),
+            ("source", &["analyze", "commands", "cli", "connect"]),
+            ("snapshot", &["analyze", "commands", "cli", "connect", "source", "output"]),
+        ];
+        let mut wrong = Vec::new();
+        for (layer, forbidden) in rules {
+            let mut found = Vec::new();
+            imports(&src.join(layer), &mut found);
+            assert!(!found.is_empty() || *layer == "snapshot", "no imports read under {layer}: the scan is broken");
+            wrong.extend(found.into_iter().filter(|(_, m)| forbidden.contains(&m.as_str())));
+        }
+        assert!(wrong.is_empty(), "imports against the flow: {wrong:?}");
     }
 }

@@ -18,7 +18,7 @@ use super::owner_graph::{self, FindingKind as OwnerFinding, Graph, Object};
 use super::sequence::{TraceObject, TraceSnapshot};
 use super::stall::{LeaseVerdict, Stall, StallKind, confirmed, sentence};
 use super::uid::Uid;
-use crate::output::{counted, serde_name};
+use crate::text::{counted, serde_name};
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum, schemars::JsonSchema,
@@ -33,52 +33,7 @@ pub enum Severity {
     Error,
 }
 
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    serde::Deserialize,
-    clap::ValueEnum,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Mechanism {
-    Leases,
-    Owners,
-    Overlaps,
-    Fields,
-    Trace,
-    /// Findings over a window of the API server's audit log (check --audit-log).
-    History,
-}
-
-impl Mechanism {
-    pub const ALL: [Mechanism; 6] = [
-        Mechanism::Leases,
-        Mechanism::Owners,
-        Mechanism::Overlaps,
-        Mechanism::Fields,
-        Mechanism::Trace,
-        Mechanism::History,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Mechanism::Leases => "leases",
-            Mechanism::Owners => "owners",
-            Mechanism::Overlaps => "overlaps",
-            Mechanism::Fields => "fields",
-            Mechanism::Trace => "trace",
-            Mechanism::History => "history",
-        }
-    }
-}
+pub use super::codes::Mechanism;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -155,7 +110,7 @@ pub fn leases(rows: &[LeaseRow], found: &[lease_report::Finding]) -> Vec<Finding
             Finding {
                 severity: lease_severity(&f.kind, class),
                 mechanism: Mechanism::Leases,
-                code: codes::lease(&f.kind),
+                code: f.kind.code(),
                 reason: serde_name(&f.kind),
                 namespace: Some(f.namespace.clone()),
                 object_kind: "Lease".into(),
@@ -241,7 +196,7 @@ pub fn owners(graph: &Graph, found: &[owner_graph::Finding]) -> Vec<Finding> {
             Finding {
                 severity: owner_severity(f.kind),
                 mechanism: Mechanism::Owners,
-                code: codes::owner(f.kind),
+                code: f.kind.code(),
                 reason: serde_name(&f.kind),
                 namespace: o.namespace.as_deref().map(str::to_string),
                 object_kind: o.kind.to_string(),
@@ -360,7 +315,7 @@ pub fn fields<'a>(
         out.push(Finding {
             severity,
             mechanism: Mechanism::Fields,
-            code: codes::contest(first.kind),
+            code: first.kind.code(),
             reason: serde_name(&first.kind),
             namespace: ns.clone(),
             object_kind: kind.into(),
@@ -509,7 +464,7 @@ fn stall_finding(o: &TraceObject, stall: &Stall, verdict: Option<&LeaseVerdict>,
     Finding {
         severity: if confirmed(stall, verdict) { Severity::Error } else { Severity::Warning },
         mechanism: Mechanism::Trace,
-        code: codes::stall(stall.kind),
+        code: stall.kind.code(),
         reason: serde_name(&stall.kind),
         namespace: o.namespace.as_deref().map(str::to_string),
         object_kind: o.kind.to_string(),

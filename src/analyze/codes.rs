@@ -2,74 +2,60 @@
 //! ignore file names, what a CI log is grepped for. Codes never change meaning and are never
 //! reused; a new kind of finding gets the next free number of its mechanism (1xx leases,
 //! 2xx owners, 3xx overlaps, 4xx fields, 5xx trace, 6xx history). The matches below are
-//! exhaustive, so a new kind does not compile until it has a code.
+//! exhaustive, so a new kind does not compile until it has a code. Each analysis says its own
+//! kinds' codes (`kind.code()`, beside the kind); this table is what they must agree with (the
+//! tests below), and it imports none of them.
 
-use super::check::Mechanism;
-use super::fields::ContestKind;
-use super::history::verdicts::Kind as HistoryFinding;
-use super::lease_report::FindingKind as LeaseFinding;
-use super::owner_graph::FindingKind as OwnerFinding;
-use super::stall::StallKind;
+use serde::Serialize;
 
 pub const LEADERLESS: &str = "CO108";
 pub const SELECTORS_OVERLAP: &str = "CO301";
 pub const SEVERAL_DISRUPTION_BUDGETS: &str = "CO302";
 
-pub fn lease(kind: &LeaseFinding) -> &'static str {
-    match kind {
-        LeaseFinding::Expired => "CO101",
-        LeaseFinding::AtRisk => "CO102",
-        LeaseFinding::Skewed => "CO103",
-        LeaseFinding::HolderPodMissing => "CO104",
-        LeaseFinding::HolderNotCandidate => "CO105",
-        LeaseFinding::CandidateUnanswered => "CO106",
-        LeaseFinding::StrategyDisagreement => "CO107",
-    }
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Mechanism {
+    Leases,
+    Owners,
+    Overlaps,
+    Fields,
+    Trace,
+    /// Findings over a window of the API server's audit log (check --audit-log).
+    History,
 }
 
-pub fn owner(kind: OwnerFinding) -> &'static str {
-    match kind {
-        OwnerFinding::DanglingReference => "CO201",
-        OwnerFinding::CrossNamespaceReference => "CO202",
-        OwnerFinding::ClusterScopedDependent => "CO203",
-        OwnerFinding::OwnerKindNotServed => "CO204",
-        OwnerFinding::MultipleControllers => "CO205",
-        OwnerFinding::ReferenceCycle => "CO206",
-        OwnerFinding::StuckInDeletion => "CO207",
-    }
-}
+impl Mechanism {
+    pub const ALL: [Mechanism; 6] = [
+        Mechanism::Leases,
+        Mechanism::Owners,
+        Mechanism::Overlaps,
+        Mechanism::Fields,
+        Mechanism::Trace,
+        Mechanism::History,
+    ];
 
-pub fn contest(kind: ContestKind) -> &'static str {
-    match kind {
-        ContestKind::SharedApply => "CO401",
-        ContestKind::ApplyAndUpdate => "CO402",
-        ContestKind::UpdateAndUpdate => "CO403",
-        ContestKind::UpdateInsideApply => "CO404",
-        ContestKind::StatusViaMainResource => "CO405",
-        ContestKind::SpecViaStatus => "CO406",
-        ContestKind::SameManagerApplyAndUpdate => "CO407",
-    }
-}
-
-pub fn stall(kind: StallKind) -> &'static str {
-    match kind {
-        StallKind::GenerationNotObserved => "CO501",
-        StallKind::ReplicasShort => "CO502",
-        StallKind::Unscheduled => "CO503",
-        StallKind::NotStarted => "CO504",
-        StallKind::StatusNotWritten => "CO505",
-    }
-}
-
-pub fn history(kind: HistoryFinding) -> &'static str {
-    match kind {
-        HistoryFinding::Fight => "CO601",
-        HistoryFinding::Conflicts => "CO602",
-        HistoryFinding::HotLoop => "CO603",
-        HistoryFinding::LeadershipChurn => "CO604",
-        HistoryFinding::RenewalGap => "CO605",
-        HistoryFinding::TwoLeaders => "CO606",
-        HistoryFinding::SlowReaction => "CO607",
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::Leases => "leases",
+            Mechanism::Owners => "owners",
+            Mechanism::Overlaps => "overlaps",
+            Mechanism::Fields => "fields",
+            Mechanism::Trace => "trace",
+            Mechanism::History => "history",
+        }
     }
 }
 
@@ -142,7 +128,14 @@ pub fn known(code: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::serde_name;
+    // The analyses are imported by the tests alone: each says its kinds' codes, the table
+    // must agree.
+    use crate::analyze::fields::ContestKind;
+    use crate::analyze::history::verdicts::Kind as HistoryFinding;
+    use crate::analyze::lease_report::FindingKind as LeaseFinding;
+    use crate::analyze::owner_graph::FindingKind as OwnerFinding;
+    use crate::analyze::stall::StallKind;
+    use crate::text::serde_name;
 
     fn entry(code: &str) -> (Mechanism, &'static str) {
         let (_, m, reason, _) = ALL.iter().find(|(c, ..)| *c == code).unwrap_or_else(|| panic!("{code} not listed"));
@@ -161,7 +154,7 @@ mod tests {
             L::CandidateUnanswered,
             L::StrategyDisagreement,
         ] {
-            assert_eq!(entry(lease(&k)), (Mechanism::Leases, serde_name(&k).as_str()));
+            assert_eq!(entry(k.code()), (Mechanism::Leases, serde_name(&k).as_str()));
         }
         use OwnerFinding as O;
         for k in [
@@ -173,7 +166,7 @@ mod tests {
             O::ReferenceCycle,
             O::StuckInDeletion,
         ] {
-            assert_eq!(entry(owner(k)), (Mechanism::Owners, serde_name(&k).as_str()));
+            assert_eq!(entry(k.code()), (Mechanism::Owners, serde_name(&k).as_str()));
         }
         use ContestKind as C;
         for k in [
@@ -185,11 +178,11 @@ mod tests {
             C::SpecViaStatus,
             C::SameManagerApplyAndUpdate,
         ] {
-            assert_eq!(entry(contest(k)), (Mechanism::Fields, serde_name(&k).as_str()));
+            assert_eq!(entry(k.code()), (Mechanism::Fields, serde_name(&k).as_str()));
         }
         use StallKind as S;
         for k in [S::GenerationNotObserved, S::ReplicasShort, S::Unscheduled, S::NotStarted, S::StatusNotWritten] {
-            assert_eq!(entry(stall(k)), (Mechanism::Trace, serde_name(&k).as_str()));
+            assert_eq!(entry(k.code()), (Mechanism::Trace, serde_name(&k).as_str()));
         }
         assert_eq!(entry(LEADERLESS), (Mechanism::Leases, "leaderless"));
         assert_eq!(entry(SELECTORS_OVERLAP), (Mechanism::Overlaps, "selectors-overlap"));
@@ -199,7 +192,7 @@ mod tests {
     #[test]
     fn every_history_kind_has_a_listed_code_whose_reason_is_its_name() {
         for k in HistoryFinding::ALL {
-            assert_eq!(entry(history(k)), (Mechanism::History, k.name()));
+            assert_eq!(entry(k.code()), (Mechanism::History, k.name()));
             assert_eq!(serde_name(&k), k.name());
         }
     }

@@ -93,7 +93,7 @@ pub struct Contest {
 
 impl Contest {
     pub fn new(path: String, kind: ContestKind, managers: Vec<String>) -> Contest {
-        Contest { path, kind, code: super::codes::contest(kind), managers }
+        Contest { path, kind, code: kind.code(), managers }
     }
 }
 
@@ -275,6 +275,21 @@ pub fn path_within(path: &str, prefix: &str) -> bool {
 /// controller. (A CRD without a status subresource leaves its controller no other way.)
 fn bypasses_status(entries: &[Entry], e: &Entry) -> bool {
     entries.iter().any(|o| o.subresource == "status" && o.manager != e.manager)
+}
+
+impl ContestKind {
+    /// Its stable code (analyze/codes.rs lists them all).
+    pub fn code(self) -> &'static str {
+        match self {
+            ContestKind::SharedApply => "CO401",
+            ContestKind::ApplyAndUpdate => "CO402",
+            ContestKind::UpdateAndUpdate => "CO403",
+            ContestKind::UpdateInsideApply => "CO404",
+            ContestKind::StatusViaMainResource => "CO405",
+            ContestKind::SpecViaStatus => "CO406",
+            ContestKind::SameManagerApplyAndUpdate => "CO407",
+        }
+    }
 }
 
 #[cfg(test)]

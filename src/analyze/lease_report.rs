@@ -169,13 +169,7 @@ pub fn findings(rows: &[LeaseRow]) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in rows {
         let mut add = |kind: FindingKind, message: String| {
-            out.push(Finding {
-                namespace: r.namespace.clone(),
-                name: r.name.clone(),
-                code: super::codes::lease(&kind),
-                kind,
-                message,
-            })
+            out.push(Finding { namespace: r.namespace.clone(), name: r.name.clone(), code: kind.code(), kind, message })
         };
         let age_secs = r.renew_age_seconds.unwrap_or_default();
         let age = human(std::time::Duration::from_secs_f64(age_secs.abs()));
@@ -267,6 +261,21 @@ pub fn node_summary(rows: &[LeaseRow], node_exists: &dyn Fn(&str) -> Option<bool
         }
     }
     summary
+}
+
+impl FindingKind {
+    /// Its stable code (analyze/codes.rs lists them all).
+    pub fn code(&self) -> &'static str {
+        match self {
+            FindingKind::Expired => "CO101",
+            FindingKind::AtRisk => "CO102",
+            FindingKind::Skewed => "CO103",
+            FindingKind::HolderPodMissing => "CO104",
+            FindingKind::HolderNotCandidate => "CO105",
+            FindingKind::CandidateUnanswered => "CO106",
+            FindingKind::StrategyDisagreement => "CO107",
+        }
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@ pub mod chunked;
 pub mod codes;
 pub mod field_watch;
 pub mod fields;
-pub mod fieldsv1;
+/// FieldsV1, managedFields' path format: decoded where an object is read (src/snapshot).
+pub use crate::snapshot::fieldsv1;
 pub mod history;
 pub mod intern;
 pub mod lease;

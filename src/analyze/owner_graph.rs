@@ -726,6 +726,21 @@ pub fn cycles(graph: &Graph) -> Vec<Vec<usize>> {
     out
 }
 
+impl FindingKind {
+    /// Its stable code (analyze/codes.rs lists them all).
+    pub fn code(self) -> &'static str {
+        match self {
+            FindingKind::DanglingReference => "CO201",
+            FindingKind::CrossNamespaceReference => "CO202",
+            FindingKind::ClusterScopedDependent => "CO203",
+            FindingKind::OwnerKindNotServed => "CO204",
+            FindingKind::MultipleControllers => "CO205",
+            FindingKind::ReferenceCycle => "CO206",
+            FindingKind::StuckInDeletion => "CO207",
+        }
+    }
+}
+
 #[cfg(test)]
 pub mod tests {
     use super::*;

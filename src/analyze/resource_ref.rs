@@ -1,49 +1,8 @@
 //! kubectl-style object arguments (`deploy/x`, `deployment x y`, `deployments.apps/x`,
 //! short names, kinds, CRDs) parsed and resolved against discovered resources. Pure.
 
-/// One served resource, as discovery reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiResource {
-    /// "" for the core group.
-    pub group: String,
-    pub version: String,
-    pub plural: String,
-    pub singular: String,
-    pub kind: String,
-    pub short_names: Vec<String>,
-    pub namespaced: bool,
-    pub verbs: Vec<String>,
-    /// Whether this version is the group's preferred one.
-    pub preferred: bool,
-}
-
-impl ApiResource {
-    pub fn group_version(&self) -> String {
-        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
-    }
-
-    /// The collection path, in a namespace when given (and the resource is namespaced).
-    pub fn collection(&self, namespace: Option<&str>) -> String {
-        let root = if self.group.is_empty() {
-            format!("/api/{}", self.version)
-        } else {
-            format!("/apis/{}", self.group_version())
-        };
-        match namespace {
-            Some(ns) if self.namespaced => format!("{root}/namespaces/{ns}/{}", self.plural),
-            _ => format!("{root}/{}", self.plural),
-        }
-    }
-
-    /// plural.group as kubectl names it ("deployments.apps"; "pods" for the core group).
-    pub fn qualified_name(&self) -> String {
-        if self.group.is_empty() { self.plural.clone() } else { format!("{}.{}", self.plural, self.group) }
-    }
-
-    pub fn listable(&self) -> bool {
-        self.verbs.iter().any(|v| v == "list")
-    }
-}
+pub use crate::snapshot::ApiResource;
+use crate::snapshot::Discovered;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectArg {
@@ -252,6 +211,38 @@ fn kind_guess(plural: &str) -> String {
     });
     let mut chars = singular.chars();
     chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
+impl Discovered {
+    /// Resolves a user's TYPE (kubectl's rules); one that an unavailable API serves fails
+    /// naming that API (a cluster error, exit 1), one unknown is bad input (exit 2).
+    pub fn resolve(&self, type_name: &str) -> anyhow::Result<&ApiResource> {
+        let err = match resolve(type_name, &self.resources) {
+            Ok(r) => return Ok(r),
+            Err(e) => e,
+        };
+        let group = type_name.split_once('.').map(|(_, g)| g);
+        for u in &self.unavailable {
+            let served = resolve(type_name, &u.resources).is_ok();
+            let named = group.is_some_and(|g| u.group_version.split('/').next() == Some(g));
+            if served || named {
+                anyhow::bail!(
+                    "cannot read {type_name}: {} is unavailable (its API server does not answer)",
+                    u.group_version
+                );
+            }
+        }
+        // A short name an unavailable API serves is unknown while it does not answer (the
+        // API server keeps no resources for it): the cluster's fault as much as the user's.
+        if !self.unavailable.is_empty() {
+            let apis: Vec<&str> = self.unavailable.iter().map(|u| u.group_version.as_str()).collect();
+            anyhow::bail!(
+                "{err}, or it is served by {}, which is unavailable (its API server does not answer)",
+                apis.join(", ")
+            );
+        }
+        Err(crate::error::usage(err))
+    }
 }
 
 #[cfg(test)]

@@ -205,7 +205,7 @@ pub fn stalls_kept(
             out.push(Stall {
                 object: i,
                 kind,
-                code: super::codes::stall(kind),
+                code: kind.code(),
                 what,
                 since,
                 stalled_seconds: stalled,
@@ -453,6 +453,19 @@ pub fn sentence(stall: &Stall, verdict: Option<&LeaseVerdict>) -> String {
         text.push_str(&v.cause);
     }
     text
+}
+
+impl StallKind {
+    /// Its stable code (analyze/codes.rs lists them all).
+    pub fn code(self) -> &'static str {
+        match self {
+            StallKind::GenerationNotObserved => "CO501",
+            StallKind::ReplicasShort => "CO502",
+            StallKind::Unscheduled => "CO503",
+            StallKind::NotStarted => "CO504",
+            StallKind::StatusNotWritten => "CO505",
+        }
+    }
 }
 
 #[cfg(test)]

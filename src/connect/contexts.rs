@@ -5,8 +5,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use super::args::FleetArgs;
 use super::kubeconfig::load_kubeconfig;
-use crate::cli::FleetArgs;
 use crate::error::usage;
 
 /// The contexts to run in, from the (merged) kubeconfig.

@@ -1,13 +1,14 @@
 //! API discovery: the aggregated endpoint (apidiscovery.k8s.io/v2, two requests)
 //! when served, else the legacy per-group walk. Produces plain resource records
-//! ([`ApiResource`]) that [`crate::analyze::resource_ref`] resolves user arguments against.
+//! ([`ApiResource`], in [`crate::snapshot`]) that `analyze::resource_ref` resolves user
+//! arguments against.
 
 use futures::{StreamExt, stream};
 use serde::Deserialize;
 
 use super::request::{Accept, Conn, RequestError};
 
-pub use crate::analyze::resource_ref::ApiResource;
+pub use crate::snapshot::{ApiResource, Discovered, Unavailable};
 
 #[derive(Deserialize)]
 struct GroupList {
@@ -38,78 +39,6 @@ struct DiscoveredVersion {
     /// that does not answer. Its resources are the last ones it knew, if any.
     #[serde(default)]
     freshness: String,
-}
-
-/// What discovery found: the resources served, and the APIs that did not answer.
-#[derive(Debug, Default)]
-pub struct Discovered {
-    pub resources: Vec<ApiResource>,
-    pub unavailable: Vec<Unavailable>,
-}
-
-/// A group/version that could not be read (its APIService is unavailable), with the
-/// resources it last served, so that a command asked for one of them can say why it fails.
-#[derive(Debug)]
-pub struct Unavailable {
-    pub group_version: String,
-    pub resources: Vec<ApiResource>,
-}
-
-impl std::ops::Deref for Discovered {
-    type Target = Vec<ApiResource>;
-    fn deref(&self) -> &Vec<ApiResource> {
-        &self.resources
-    }
-}
-
-impl Discovered {
-    /// The one-line warnings for stderr, one per API that did not answer (as kubectl warns).
-    pub fn warnings(&self) -> Vec<String> {
-        self.unavailable
-            .iter()
-            .map(|u| {
-                format!("{} is unavailable (its API server does not answer); its types were not read", u.group_version)
-            })
-            .collect()
-    }
-
-    /// The APIs that did not answer, as what a command could not read.
-    pub fn skipped(&self) -> Vec<super::Skipped> {
-        self.unavailable
-            .iter()
-            .map(|u| super::Skipped::new(u.group_version.clone(), None, "unavailable (its API server does not answer)"))
-            .collect()
-    }
-
-    /// Resolves a user's TYPE (kubectl's rules); one that an unavailable API serves fails
-    /// naming that API (a cluster error, exit 1), one unknown is bad input (exit 2).
-    pub fn resolve(&self, type_name: &str) -> anyhow::Result<&ApiResource> {
-        let err = match crate::analyze::resource_ref::resolve(type_name, &self.resources) {
-            Ok(r) => return Ok(r),
-            Err(e) => e,
-        };
-        let group = type_name.split_once('.').map(|(_, g)| g);
-        for u in &self.unavailable {
-            let served = crate::analyze::resource_ref::resolve(type_name, &u.resources).is_ok();
-            let named = group.is_some_and(|g| u.group_version.split('/').next() == Some(g));
-            if served || named {
-                anyhow::bail!(
-                    "cannot read {type_name}: {} is unavailable (its API server does not answer)",
-                    u.group_version
-                );
-            }
-        }
-        // A short name an unavailable API serves is unknown while it does not answer (the
-        // API server keeps no resources for it): the cluster's fault as much as the user's.
-        if !self.unavailable.is_empty() {
-            let apis: Vec<&str> = self.unavailable.iter().map(|u| u.group_version.as_str()).collect();
-            anyhow::bail!(
-                "{err}, or it is served by {}, which is unavailable (its API server does not answer)",
-                apis.join(", ")
-            );
-        }
-        Err(crate::error::usage(err))
-    }
 }
 
 #[derive(Deserialize)]

@@ -12,7 +12,7 @@ use kube::config::{
     AuthInfo, Cluster, Context, KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
 };
 
-use crate::cli::ConnectionArgs;
+use super::args::ConnectionArgs;
 use crate::error::usage;
 
 pub const USER_AGENT: &str = concat!("kubectl-coord/", env!("CARGO_PKG_VERSION"));

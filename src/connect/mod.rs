@@ -1,5 +1,6 @@
 //! Connection, requests, listing and discovery: the only I/O layer.
 
+pub mod args;
 pub mod contexts;
 pub mod discovery;
 pub mod duration;
@@ -24,7 +25,7 @@ use futures::{StreamExt, stream};
 use serde::de::DeserializeOwned;
 use tokio::sync::OnceCell;
 
-use crate::cli::ConnectionArgs;
+use args::ConnectionArgs;
 pub use kubeconfig::Target;
 use list::Listed;
 pub use request::{Accept, Conn, Reply, RequestError, WatchStream};
@@ -40,33 +41,7 @@ pub struct Session {
     readable: Arc<OnceCell<(Vec<String>, &'static str)>>,
 }
 
-/// Something in scope that could not be read: the machine outputs' `skipped` entries
-/// (one shape in every report), and, as text, the warnings on stderr.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Skipped {
-    /// The resource as the command names it (plural, or plural.group).
-    pub resource: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    pub reason: String,
-}
-
-impl Skipped {
-    pub fn new(resource: impl Into<String>, namespace: Option<&str>, reason: impl Into<String>) -> Skipped {
-        Skipped { resource: resource.into(), namespace: namespace.map(str::to_string), reason: reason.into() }
-    }
-}
-
-/// "pods in team-a: forbidden", "leases: listing across all namespaces is forbidden; ...".
-impl std::fmt::Display for Skipped {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.namespace {
-            Some(ns) => write!(f, "{} in {ns}: {}", self.resource, self.reason),
-            None => write!(f, "{}: {}", self.resource, self.reason),
-        }
-    }
-}
+pub use crate::snapshot::Skipped;
 
 /// A list that -A had to read namespace by namespace, because listing across all
 /// namespaces was forbidden.

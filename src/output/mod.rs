@@ -106,17 +106,7 @@ pub fn paint(text: &str, tone: table::Tone, color: bool) -> String {
     }
 }
 
-/// "1 finding", "2 findings", "0 findings": a count with its noun, never "(s)". `noun` is
-/// the singular; the plural adds "s" ("info" and nouns ending in s stay as they are).
-pub fn counted(n: usize, noun: &str) -> String {
-    if n == 1 || noun == "info" || noun.ends_with('s') { format!("{n} {noun}") } else { format!("{n} {noun}s") }
-}
-
-/// The name serde gives a unit enum variant (`at-risk`, `update-inside-apply`), for text output
-/// that must say exactly what the JSON says.
-pub fn serde_name<T: Serialize>(value: &T) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-}
+pub use crate::text::{counted, serde_name};
 
 /// Writes to stdout; a closed pipe (`| head`) ends the program quietly, as kubectl does.
 pub fn out(text: &str) -> Result<()> {

@@ -6,7 +6,6 @@ use serde::Serialize;
 use super::findings::{Evidence, ObjectRef, Report, at, every};
 use crate::age::human;
 use crate::analyze::check::{Finding, Mechanism, Severity, command, type_name};
-use crate::analyze::codes;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -61,7 +60,7 @@ impl Naming<'_> {
         Finding {
             severity,
             mechanism: Mechanism::History,
-            code: codes::history(kind),
+            code: kind.code(),
             reason: kind.name().to_string(),
             namespace,
             object: type_name(&object_kind, &object.group, &object.name),
@@ -188,4 +187,19 @@ pub fn findings(report: &Report, naming: &Naming) -> Vec<Finding> {
         out.push(naming.finding(Kind::SlowReaction, Severity::Warning, &object, message));
     }
     out
+}
+
+impl Kind {
+    /// Its stable code (analyze/codes.rs lists them all).
+    pub fn code(self) -> &'static str {
+        match self {
+            Kind::Fight => "CO601",
+            Kind::Conflicts => "CO602",
+            Kind::HotLoop => "CO603",
+            Kind::LeadershipChurn => "CO604",
+            Kind::RenewalGap => "CO605",
+            Kind::TwoLeaders => "CO606",
+            Kind::SlowReaction => "CO607",
+        }
+    }
 }

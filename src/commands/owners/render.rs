@@ -165,7 +165,7 @@ fn findings_out<'a>(graph: &'a Graph, findings: &'a [Finding]) -> Vec<FindingOut
         .iter()
         .map(|f| FindingOut {
             kind: f.kind,
-            code: crate::analyze::codes::owner(f.kind),
+            code: f.kind.code(),
             object: object_ref(graph, f.object),
             reference: f.reference.map(|k| &graph.objects[f.object].owner_refs[k]),
             message: &f.message,
@@ -337,7 +337,7 @@ fn findings_text(graph: &Graph, findings: &[Finding], printer: &Printer) -> Stri
         text.push('\n');
     }
     for f in findings {
-        let code = crate::analyze::codes::owner(f.kind);
+        let code = f.kind.code();
         let line = format!("{}: {code} {}: {}", label(graph, f.object), serde_name(&f.kind), f.message);
         text.push_str(&paint(&line, Tone::Bad, printer.color));
         text.push('\n');

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::analyze::fieldsv1::{self, Element, FieldPath};
-use crate::analyze::history::{Body, BodyShape, Verb};
+use crate::snapshot::audit::{Body, BodyShape, Verb};
+use crate::snapshot::fieldsv1::{self, Element, FieldPath};
 
 /// What the writer sent, as the analyses read it. `apply`: the request named a field manager
 /// and carried an object with apiVersion and kind (the log does not keep the Content-Type).

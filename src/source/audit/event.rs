@@ -12,7 +12,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::body;
-use crate::analyze::history::{Level, Micros, ObjectKey, Request, Verb, Writer};
+use crate::snapshot::audit::{Level, Micros, ObjectKey, Request, Verb, Writer};
 
 /// Which events become requests: the rest are counted and dropped before anything is built.
 #[derive(Debug, Clone, Default)]
@@ -408,7 +408,7 @@ fn event(raw: Raw, want: &Want, out: &mut Vec<Request>, counts: &mut Counts) {
             .and_then(|r| body::request_body(r, verb, &subresource, manager.is_some(), lease))
             .unwrap_or_default();
         if let Some(response) = raw.response_object.filter(|_| request.ok()) {
-            let apply = body.shape == crate::analyze::history::BodyShape::Apply;
+            let apply = body.shape == crate::snapshot::audit::BodyShape::Apply;
             let named = manager.as_deref().unwrap_or(&request.writer.program);
             request.stored = body::response_body(response, named, &subresource, apply, &mut body);
         }

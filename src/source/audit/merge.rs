@@ -15,7 +15,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use super::event::{self, Counts, Read, Want};
 use super::input::{self, Block, Lines, Source};
 use super::{Skips, Summary};
-use crate::analyze::history::{Micros, Request};
+use crate::snapshot::audit::{Micros, Request};
 
 /// How far out of order requests may come within one input.
 const SLACK: Micros = 10_000_000;

@@ -16,7 +16,7 @@ mod merge;
 
 use std::path::PathBuf;
 
-use crate::analyze::history::{Micros, Request};
+use crate::snapshot::audit::{Micros, Request};
 pub use event::Want;
 use input::Source;
 
