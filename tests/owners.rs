@@ -495,3 +495,73 @@ fn bad_input_is_one_line_with_the_documented_code() {
         run.one_line_error(needle);
     }
 }
+
+/// Manifests before they are applied (owners -f): a ConfigMap naming the live Deployment by
+/// its uid is fine; one naming an old uid of it and one naming a Deployment that does not
+/// exist are predicted dangling. The real garbage collector is the oracle: after `kubectl
+/// apply` of the same files it deletes exactly the two predicted, and keeps the first.
+#[test]
+fn manifests_dangling_references_are_what_the_garbage_collector_deletes() {
+    let c = cluster();
+    let ns = &c.fresh_namespace("coord-owners-files");
+    deployment(&c, ns, "web", 1);
+    let live = uid(&c, Some(ns), "deployment/web");
+    let dir = std::env::temp_dir().join(format!("{ns}-files"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let no_ns = |text: String| text.replace(&format!("  namespace: {ns}\n"), "");
+    let manifests = [
+        no_ns(configmap(ns, "kept", &[owner_ref("apps/v1", "Deployment", "web", &live, false, false)], &[])),
+        no_ns(configmap(
+            ns,
+            "old-uid",
+            &[owner_ref("apps/v1", "Deployment", "web", "00000000-0000-4000-8000-000000000001", false, false)],
+            &[],
+        )),
+        no_ns(configmap(
+            ns,
+            "no-owner",
+            &[owner_ref("apps/v1", "Deployment", "gone", "00000000-0000-4000-8000-000000000002", false, false)],
+            &[],
+        )),
+    ];
+    std::fs::write(dir.join("release.yaml"), manifests.join("---\n")).unwrap();
+    let files = dir.to_str().unwrap();
+
+    let run = c.kubectl_plugin("viewer", &["owners", "-n", ns, "-f", files, "--exit-code", "-o", "json"]).code(3);
+    let report = run.json();
+    let mut predicted: Vec<(String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["object"]["name"].as_str().unwrap().to_string(), f["kind"].as_str().unwrap().to_string()))
+        .collect();
+    predicted.sort();
+    assert_eq!(
+        predicted,
+        [
+            ("no-owner".to_string(), "dangling-reference".to_string()),
+            ("old-uid".to_string(), "dangling-reference".to_string())
+        ],
+        "{report:#}"
+    );
+    let documents: Vec<u64> =
+        report["files"].as_array().unwrap().iter().map(|f| f["document"].as_u64().unwrap()).collect();
+    assert_eq!(documents, [1, 2, 3]);
+    let text = c.kubectl_plugin("viewer", &["owners", "-n", ns, "-f", files]).ok().stdout;
+    assert!(text.contains("exists with another uid") && text.contains("release.yaml#2"), "{text}");
+
+    c.kubectl(&["apply", "-n", ns, "-f", files]).ok();
+    let names = || -> BTreeSet<String> {
+        c.kubectl(&["-n", ns, "get", "configmaps", "-o", "jsonpath={.items[*].metadata.name}"])
+            .ok()
+            .stdout
+            .split_whitespace()
+            .filter(|n| *n != "kube-root-ca.crt")
+            .map(str::to_string)
+            .collect()
+    };
+    wait_for("the garbage collector to delete the dangling dependents", 60, || names().len() == 1);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(names(), BTreeSet::from(["kept".to_string()]), "what the garbage collector left");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -2,6 +2,7 @@
 //! `kubectl delete --cascade=...`, and broken references.
 
 pub(crate) mod fetch;
+pub(crate) mod files;
 pub(crate) mod render;
 
 use crate::output::table::fit_lines;
@@ -66,6 +67,13 @@ pub struct OwnersArgs {
     /// Exit 3 when any finding is reported; exit 4 when there is none but something in scope could not be read
     #[arg(long)]
     pub exit_code: bool,
+    /// Manifests whose ownerReferences to check against the live objects before applying them:
+    /// a file, a directory, - for stdin (repeat for more); the scan's findings for them alone
+    #[arg(short = 'f', long = "filename", value_name = "FILE|DIR|-", conflicts_with_all = ["object", "all", "cascade", "up", "down", "depth"])]
+    pub filename: Vec<std::path::PathBuf>,
+    /// With -f: also the directories under a directory
+    #[arg(short = 'R', long, requires = "filename")]
+    pub recursive: bool,
 }
 
 /// One object the user named, found in the graph.
@@ -77,6 +85,14 @@ pub struct Target {
 
 pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, args: &OwnersArgs) -> Result<Outcome> {
     let stuck_after = args.stuck_after;
+    if !args.filename.is_empty() {
+        let manifests = crate::source::files::read(&args.filename, args.recursive).map_err(|e| usage(e.to_string()))?;
+        let manifests = &manifests;
+        return fleet::run(conn, fleet, printer, args.exit_code, |session| async move {
+            scan(&session, printer, stuck_after, Some(manifests)).await
+        })
+        .await;
+    }
     if args.all {
         if !args.object.is_empty() {
             return Err(usage("--all scans the namespace (or -A, every namespace); give no object with it"));
@@ -85,7 +101,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
             return Err(usage("--cascade, --up, --down and --depth need an object, not --all"));
         }
         return fleet::run(conn, fleet, printer, args.exit_code, |session| async move {
-            scan(&session, printer, stuck_after).await
+            scan(&session, printer, stuck_after, None).await
         })
         .await;
     }
@@ -159,8 +175,14 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     Ok(outcome(args.exit_code, &found, !snap.skipped.is_empty()))
 }
 
-/// `owners --all`: every object in scope, findings only.
-async fn scan(session: &Session, printer: &Printer, stuck_after: std::time::Duration) -> Result<Rendered> {
+/// `owners --all`: every object in scope, findings only. With manifests (`-f`): their
+/// objects laid over the live ones, and the findings for them alone.
+async fn scan(
+    session: &Session,
+    printer: &Printer,
+    stuck_after: std::time::Duration,
+    manifests: Option<&crate::source::files::Manifests>,
+) -> Result<Rendered> {
     let resources = discovery::discover(&session.conn).await?;
     let scope = if session.all_namespaces {
         fetch::Scope::AllNamespaces
@@ -170,18 +192,29 @@ async fn scan(session: &Session, printer: &Printer, stuck_after: std::time::Dura
     };
     let mut snap = fetch::snapshot(session, &resources, &scope, fetch::Reach::Everything).await?;
     snap.skipped.extend(resources.skipped());
+    let mut notes = Vec::new();
+    let (laid, nodes) = match manifests {
+        Some(m) => {
+            let (laid, nodes, lay_notes) = files::lay(&mut snap, m, &resources, &session.namespace);
+            notes.extend(m.skipped.iter().cloned().chain(lay_notes));
+            (Some(laid), Some(nodes))
+        }
+        None => (None, None),
+    };
     let graph = Graph::build(snap.objects, &snap.coverage);
-    let everything: Vec<usize> = (0..graph.objects.len()).collect();
-    let found = findings(&graph, &everything, snap.server_time, stuck_after.as_secs() as i64);
+    let nodes = nodes.unwrap_or_else(|| (0..graph.objects.len()).collect());
+    let found = findings(&graph, &nodes, snap.server_time, stuck_after.as_secs() as i64);
     let report = render::Scan {
         graph: &graph,
         findings: &found,
         skipped: &snap.skipped,
         server_time: snap.server_time,
         scope: &scope,
+        files: laid.as_deref(),
     };
     let mut rendered = Rendered::new(printer, &report.machine(), || report.table(printer))?;
     rendered.warnings = render::footer_lines(&snap.skipped);
+    rendered.warnings.extend(notes);
     rendered.findings = !found.is_empty();
     rendered.incomplete = !snap.skipped.is_empty();
     Ok(rendered)

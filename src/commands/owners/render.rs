@@ -1,5 +1,6 @@
 //! Text and machine output for `owners`.
 
+use crate::commands::overlaps::files::FileObject;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use jiff::Timestamp;
@@ -32,6 +33,8 @@ pub struct Scan<'a> {
     pub skipped: &'a [Skipped],
     pub server_time: Option<Timestamp>,
     pub scope: &'a Scope,
+    /// With -f: the files' objects, the only ones findings are reported for.
+    pub files: Option<&'a [FileObject]>,
 }
 
 #[derive(Serialize, schemars::JsonSchema)]
@@ -158,6 +161,9 @@ pub struct ScanReport<'a> {
     findings: Vec<FindingOut<'a>>,
     skipped: &'a [Skipped],
     complete: bool,
+    /// With -f: the files' objects, with their file and document (findings are theirs alone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    files: Option<&'a [FileObject]>,
 }
 
 fn findings_out<'a>(graph: &'a Graph, findings: &'a [Finding]) -> Vec<FindingOut<'a>> {
@@ -297,6 +303,7 @@ impl<'a> Scan<'a> {
             findings: findings_out(self.graph, self.findings),
             skipped: self.skipped,
             complete: self.skipped.is_empty(),
+            files: self.files,
         }
     }
 
@@ -309,6 +316,17 @@ impl<'a> Scan<'a> {
             counted(self.findings.len(), "finding")
         )];
         lines.extend(findings_text(self.graph, self.findings, printer).lines().map(str::to_string));
+        if let Some(files) = self.files {
+            let objects: Vec<String> = files
+                .iter()
+                .map(|f| {
+                    let replaces = if f.replaces { ", in place of the live one" } else { "" };
+                    let place = if f.namespace.is_empty() { String::new() } else { format!("{}/", f.namespace) };
+                    format!("{} {place}{} ({}#{}{replaces})", f.kind, f.name, f.file, f.document)
+                })
+                .collect();
+            lines.push(format!("from the files: {}", objects.join(", ")));
+        }
         Table { grid: Grid::new(Vec::new()), empty: None, lines }
     }
 }
