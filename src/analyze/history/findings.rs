@@ -14,7 +14,8 @@
 //! - reaction lags: per kind written and writer that reacted, the time from a write of an
 //!   object to that writer's first write of an object it owns.
 
-use std::collections::HashMap;
+// hashbrown's foldhash, seeded per process: several lookups per write, on every write.
+use hashbrown::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -261,7 +262,7 @@ struct Names {
     writer_ids: HashMap<Writer, WriterId>,
     credentials: Vec<Box<str>>,
     credential_ids: HashMap<Box<str>, CredentialId>,
-    words: std::collections::HashSet<Arc<str>>,
+    words: HashSet<Arc<str>>,
     objects: HashMap<ObjectKey, ObjectId>,
     /// Group and resource pairs.
     kinds: Vec<(Arc<str>, Arc<str>)>,
@@ -324,18 +325,35 @@ impl Names {
 /// A uid as a number: 16 bytes, not a 36-byte string in its own allocation. Uids that are
 /// not UUIDs (none the API server assigns) are hashed.
 fn uid_number(uid: &str) -> u128 {
-    let hex: String = uid.chars().filter(|c| *c != '-').collect();
-    match u128::from_str_radix(&hex, 16) {
-        Ok(n) if hex.len() == 32 => n,
-        _ => {
-            use std::hash::{Hash, Hasher};
-            let mut a = std::collections::hash_map::DefaultHasher::new();
-            uid.hash(&mut a);
-            let mut b = std::collections::hash_map::DefaultHasher::new();
-            (uid, 1u8).hash(&mut b);
-            (u128::from(a.finish()) << 64) | u128::from(b.finish())
+    // The canonical form's 32 hex digits, read without an allocation.
+    let mut n: u128 = 0;
+    let mut digits = 0;
+    for b in uid.bytes() {
+        let d = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            b'-' => continue,
+            _ => {
+                digits = 0;
+                break;
+            }
+        };
+        n = (n << 4) | u128::from(d);
+        digits += 1;
+        if digits > 32 {
+            break;
         }
     }
+    if digits == 32 {
+        return n;
+    }
+    use std::hash::{Hash, Hasher};
+    let mut a = std::collections::hash_map::DefaultHasher::new();
+    uid.hash(&mut a);
+    let mut b = std::collections::hash_map::DefaultHasher::new();
+    (uid, 1u8).hash(&mut b);
+    (u128::from(a.finish()) << 64) | u128::from(b.finish())
 }
 
 /// The findings' state over the requests seen so far.
@@ -1111,6 +1129,16 @@ mod tests {
         assert!(l.interleaved >= 2, "{l:#?}");
         let quiet = run((0..20).map(|i| lease(i * 2, "a")).collect());
         assert!(quiet.leadership.is_empty());
+    }
+
+    #[test]
+    fn uids_are_numbers_and_other_text_is_hashed_apart() {
+        assert_eq!(uid_number("00000000-0000-0000-0000-0000000000ff"), 255);
+        assert_eq!(uid_number("0A000000-0000-0000-0000-000000000000"), 0x0a << 120);
+        let odd = ["d-1", "00000000-0000-0000-0000-0000000000ff0", "", "zz"];
+        let numbers: HashSet<u128> = odd.iter().map(|u| uid_number(u)).collect();
+        assert_eq!(numbers.len(), odd.len());
+        assert!(!numbers.contains(&255));
     }
 
     fn settings() -> Settings {

@@ -6,6 +6,7 @@
 //! request and response bodies unless they are wanted; the rest only happens when that fails.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -330,6 +331,28 @@ fn walk(value: &Value, depth: u8, f: &mut impl FnMut(&Value)) {
     }
 }
 
+thread_local! {
+    /// The words that repeat from write to write (groups, resources, namespaces, users,
+    /// programs, managers), one copy per parser thread: a write cost an allocation for each.
+    /// Emptied when it grows past a few thousand (a log naming many namespaces).
+    static WORDS: std::cell::RefCell<hashbrown::HashSet<Arc<str>>> = std::cell::RefCell::default();
+}
+
+/// `text` as a shared string, the same allocation as the last time this thread saw it.
+fn shared(text: &str) -> Arc<str> {
+    WORDS.with_borrow_mut(|words| {
+        if let Some(known) = words.get(text) {
+            return known.clone();
+        }
+        if words.len() >= 4096 {
+            words.clear();
+        }
+        let new: Arc<str> = text.into();
+        words.insert(new.clone());
+        new
+    })
+}
+
 /// One event: counted, filtered, and kept as a request when wanted.
 fn event(raw: Raw, want: &Want, out: &mut Vec<Request>, counts: &mut Counts) {
     counts.events += 1;
@@ -374,10 +397,11 @@ fn event(raw: Raw, want: &Want, out: &mut Vec<Request>, counts: &mut Counts) {
         .and_then(|e| e.credential)
         .and_then(|ids| ids.first().map(|id| short_credential(id)));
     let subresource = text(&object_ref.subresource);
+    let word = |c: &Option<Cow<str>>| shared(c.as_deref().unwrap_or_default());
     let object = ObjectKey {
-        group: text(&object_ref.api_group).into(),
-        resource: text(&object_ref.resource).into(),
-        namespace: text(&object_ref.namespace).into(),
+        group: word(&object_ref.api_group),
+        resource: word(&object_ref.resource),
+        namespace: word(&object_ref.namespace),
         name: text(&object_ref.name).into(),
     };
     let mut request = Request {
@@ -385,7 +409,7 @@ fn event(raw: Raw, want: &Want, out: &mut Vec<Request>, counts: &mut Counts) {
         audit_id: raw.audit_id.as_deref().unwrap_or_default().into(),
         level,
         verb,
-        subresource: subresource.as_str().into(),
+        subresource: shared(&subresource),
         uid: object_ref.uid.as_deref().filter(|u| !u.is_empty()).map(Into::into),
         credential,
         code: raw.response_status.and_then(|s| s.code).unwrap_or(0),
@@ -394,9 +418,9 @@ fn event(raw: Raw, want: &Want, out: &mut Vec<Request>, counts: &mut Counts) {
         dry_run,
         body: None,
         writer: Writer {
-            user: user.and_then(|u| u.username.as_deref()).unwrap_or_default().into(),
-            program: program.into(),
-            manager: manager.as_deref().map(Into::into),
+            user: shared(user.and_then(|u| u.username.as_deref()).unwrap_or_default()),
+            program: shared(&program),
+            manager: manager.as_deref().map(shared),
         },
         object,
     };

@@ -171,7 +171,7 @@ impl<R: BufRead> Lines<R> {
             if available.is_empty() {
                 return Ok(LineEnd::Eof);
             }
-            let (take, done) = match available.iter().position(|&b| b == b'\n') {
+            let (take, done) = match memchr::memchr(b'\n', available) {
                 Some(i) => (i + 1, true),
                 None => (available.len(), false),
             };

@@ -397,12 +397,35 @@ fn parse_jobs(jobs: &Mutex<Receiver<Job>>, want: &Want) {
 }
 
 /// Every line of a block read into requests; what cannot be read counted with its line.
+/// The text's lines, split at each newline (the last one may be empty), found with memchr.
+fn lines_of(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0;
+    let mut ends = memchr::memchr_iter(b'\n', text);
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        match ends.next() {
+            Some(end) => {
+                let line = &text[start..end];
+                start = end + 1;
+                Some(line)
+            }
+            None => {
+                done = true;
+                Some(&text[start..])
+            }
+        }
+    })
+}
+
 fn parse_block(block: Block, want: &Want, name: &str) -> Parsed {
     let mut parsed = Parsed::default();
     for line in &block.too_long {
         parsed.skips.too_long.add(|| format!("{name}:{line}"));
     }
-    let mut lines = block.text.split(|&b| b == b'\n').peekable();
+    let mut lines = lines_of(&block.text).peekable();
     let mut number = block.first_line;
     while let Some(line) = lines.next() {
         let last = lines.peek().is_none();
