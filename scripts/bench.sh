@@ -19,6 +19,9 @@
 # VPN or a bastion; ours also runs with HTTP/2 off (KUBECTL_COORD_HTTP1=1) to show what
 # HTTP/2 is worth there; bytes are the response bodies on the wire (our request trace).
 # It writes docs/benchmarks-wan.md.
+# --audit: the audit log's benchmarks instead (scripts/bench-audit.sh, its own cluster in
+# .bench/audit): history --findings over real logs up to ~5 GB, beside jq and
+# kubectl-dev_tool; writes docs/benchmarks-audit.md.
 # --scale envelope: the upstream scalability envelope instead (scripts/bench-envelope.sh):
 # 5,000 kwok nodes, 150,000 pods, 10,000 Deployments and ReplicaSets, 5,000 Leases,
 # PDBs and custom resources, in .bench/envelope; every scan command -A at half and at
@@ -42,7 +45,8 @@ while (($#)); do
     --link) link=$2; shift 2 ;;
     --crds) crds=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--scale F|envelope [--only ROWS]] [--keep] [--link loopback|wan] [--crds N]" >&2; exit 2 ;;
+    --audit) exec bash scripts/bench-audit.sh --runs "$runs" ;;
+    *) echo "usage: $0 [--runs N] [--scale F|envelope [--only ROWS]] [--keep] [--link loopback|wan] [--crds N] [--audit]" >&2; exit 2 ;;
   esac
 done
 log() { printf '[bench] %s\n' "$*" >&2; }

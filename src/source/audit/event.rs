@@ -419,7 +419,7 @@ fn event(raw: Raw, want: &Want, out: &mut Vec<Request>, counts: &mut Counts) {
         body: None,
         writer: Writer {
             user: shared(user.and_then(|u| u.username.as_deref()).unwrap_or_default()),
-            program: shared(&program),
+            program: shared(program),
             manager: manager.as_deref().map(shared),
         },
         object,
