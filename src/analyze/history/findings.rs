@@ -325,27 +325,7 @@ impl Names {
 /// A uid as a number: 16 bytes, not a 36-byte string in its own allocation. Uids that are
 /// not UUIDs (none the API server assigns) are hashed.
 fn uid_number(uid: &str) -> u128 {
-    // The canonical form's 32 hex digits, read without an allocation.
-    let mut n: u128 = 0;
-    let mut digits = 0;
-    for b in uid.bytes() {
-        let d = match b {
-            b'0'..=b'9' => b - b'0',
-            b'a'..=b'f' => b - b'a' + 10,
-            b'A'..=b'F' => b - b'A' + 10,
-            b'-' => continue,
-            _ => {
-                digits = 0;
-                break;
-            }
-        };
-        n = (n << 4) | u128::from(d);
-        digits += 1;
-        if digits > 32 {
-            break;
-        }
-    }
-    if digits == 32 {
+    if let Some(n) = super::uuid_bits(uid) {
         return n;
     }
     use std::hash::{Hash, Hasher};
