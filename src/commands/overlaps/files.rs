@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::fetch::{KINDS, Object, Snapshot, controller};
 use crate::analyze::overlap::{Analysis, PodMeta};
 use crate::analyze::selector::LabelPairs;
+use crate::connect::Skipped;
 use crate::source::files::{Manifest, Manifests};
 
 /// An object of the files that overlaps compared, and where it came from.
@@ -68,9 +69,13 @@ pub fn lay(
             replaces,
         });
     }
+    // What the files name outside the namespace read: its live objects are missing from the
+    // comparison, so the run is incomplete (exit 4 under --exit-code when nothing is found).
     for namespace in out_of_scope {
-        notes.push(format!(
-            "the files name namespace {namespace}, whose live objects were not read (use -n {namespace} or -A): compared with the files alone there"
+        snap.skipped.push(Skipped::new(
+            "controllers and pods",
+            Some(&namespace),
+            format!("not read (outside -n; -n {namespace} or -A reads it): the files' objects there are compared with each other only"),
         ));
     }
     (laid, notes)
@@ -228,7 +233,7 @@ metadata: {name: other}
     }
 
     /// The same name replaces the live object and keeps its uid; a namespace outside what
-    /// was read is said.
+    /// was read makes the run incomplete.
     #[test]
     fn the_same_identity_replaces_and_other_namespaces_are_said() {
         let mut snap = live();
@@ -255,7 +260,8 @@ spec:
             ("uid-stable", "app=shop,track=stable,v=2".into())
         );
         assert!(laid[0].replaces && !laid[1].replaces);
-        assert_eq!(notes.len(), 1);
-        assert!(notes[0].contains("namespace other"), "{notes:?}");
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(snap.skipped.len(), 1, "the other namespace was not read: incomplete");
+        assert_eq!(snap.skipped[0].namespace.as_deref(), Some("other"));
     }
 }

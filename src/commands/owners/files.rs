@@ -13,17 +13,23 @@ use crate::analyze::owner_graph::{Deletion, Object, OwnerRef};
 use crate::analyze::resource_ref::ApiResource;
 use crate::analyze::uid::Uid;
 use crate::commands::overlaps::files::FileObject;
+use crate::connect::Skipped;
 use crate::source::files::Manifests;
 
 /// Lays the files' objects over `snap`; returns them (in the order of `snap.objects` after
 /// the live ones), the index each has in `snap.objects`, and a line for each left out.
+/// `in_scope` says whether a namespace's live objects were read: an object of the files in
+/// another namespace is not checked (its owners were not read, it would look dangling) and the
+/// run is incomplete.
 pub fn lay(
     snap: &mut Snapshot,
     manifests: &Manifests,
     resources: &[ApiResource],
     default_namespace: &str,
+    in_scope: impl Fn(&str) -> bool,
 ) -> (Vec<FileObject>, Vec<usize>, Vec<String>) {
     let mut notes = Vec::new();
+    let mut out_of_scope: Vec<String> = Vec::new();
     let mut laid = Vec::new();
     let mut objects: Vec<Object> = Vec::new();
     for m in &manifests.objects {
@@ -34,6 +40,12 @@ pub fn lay(
             Some(r) if !r.namespaced => None,
             _ => Some(m.namespace.clone().unwrap_or_else(|| default_namespace.to_string())),
         };
+        if let Some(ns) = namespace.as_deref().filter(|ns| !in_scope(ns)) {
+            if !out_of_scope.iter().any(|o| o == ns) {
+                out_of_scope.push(ns.to_string());
+            }
+            continue;
+        }
         if served.is_none() {
             notes.push(format!("{}: {} {} is of a kind the cluster does not serve", m.origin, m.kind, m.name));
         }
@@ -88,6 +100,13 @@ pub fn lay(
             None => kept.push(live.clone()),
         }
     }
+    for namespace in out_of_scope {
+        snap.skipped.push(Skipped::new(
+            "objects",
+            Some(&namespace),
+            format!("not read (outside -n; -n {namespace} or -A reads it): the files' objects there are not checked"),
+        ));
+    }
     let first = kept.len();
     kept.extend(objects);
     snap.objects = kept;
@@ -120,7 +139,8 @@ mod tests {
 
     /// A ReplicaSet naming the live Deployment's uid is fine; one naming an old uid, and a
     /// ConfigMap naming a Deployment that does not exist, are dangling: the garbage collector
-    /// deletes them once created. Only the files' objects are reported.
+    /// deletes them once created. Only the files' objects are reported; one in a namespace
+    /// that was not read is not judged.
     #[test]
     fn references_to_missing_owners_and_old_uids_are_found_before_apply() {
         let text = format!(
@@ -142,6 +162,13 @@ kind: ConfigMap
 metadata:
   name: settings
   ownerReferences: [{{apiVersion: apps/v1, kind: Deployment, name: gone, uid: 33333333-3333-3333-3333-333333333333}}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: far
+  namespace: elsewhere
+  ownerReferences: [{{apiVersion: apps/v1, kind: Deployment, name: gone, uid: 33333333-3333-3333-3333-333333333333}}]
 "
         );
         let mut manifests = Manifests::default();
@@ -158,13 +185,15 @@ metadata:
         };
         let resources =
             [served("apps", "Deployment", true), served("apps", "ReplicaSet", true), served("", "ConfigMap", true)];
-        let (laid, nodes, notes) = lay(&mut snap, &manifests, &resources, "shop");
+        let (laid, nodes, notes) = lay(&mut snap, &manifests, &resources, "shop", |ns| ns == "shop");
         assert!(notes.is_empty(), "{notes:?}");
         assert_eq!(
             laid.iter().map(|f| (f.name.as_str(), f.replaces)).collect::<Vec<_>>(),
             [("web-1", false), ("web-2", false), ("settings", true)]
         );
-        assert_eq!(snap.objects.len(), 4, "the live ConfigMap replaced");
+        assert_eq!(snap.objects.len(), 4, "the live ConfigMap replaced, the one outside -n left out");
+        assert_eq!(snap.skipped.len(), 1, "its namespace was not read: incomplete, not dangling");
+        assert_eq!(snap.skipped[0].namespace.as_deref(), Some("elsewhere"));
         let graph = Graph::build(snap.objects, &snap.coverage);
         let settings = &graph.objects[nodes[2]];
         assert_eq!(settings.uid.to_string(), "44444444-4444-4444-4444-444444444444", "keeps the live uid");

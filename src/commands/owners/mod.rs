@@ -195,7 +195,9 @@ async fn scan(
     let mut notes = Vec::new();
     let (laid, nodes) = match manifests {
         Some(m) => {
-            let (laid, nodes, lay_notes) = files::lay(&mut snap, m, &resources, &session.namespace);
+            let all = session.all_namespaces;
+            let in_scope = |ns: &str| all || ns == session.namespace;
+            let (laid, nodes, lay_notes) = files::lay(&mut snap, m, &resources, &session.namespace, in_scope);
             notes.extend(m.skipped.iter().cloned().chain(lay_notes));
             (Some(laid), Some(nodes))
         }
