@@ -183,12 +183,13 @@ fn read_nested(text: &[u8], want: &Want, out: &mut Vec<Request>, counts: &mut Co
             if found > 0 { Read::Events(found) } else { Read::NotAudit }
         }
         _ => match serde_json::from_slice::<Value>(text) {
-            Ok(value) if depth < 3 && cloud_audit(&value).is_some() => {
-                let event = cloud_audit(&value).expect("checked");
-                let text = serde_json::to_vec(&event).unwrap_or_default();
-                read_nested(&text, want, out, counts, depth + 1)
-            }
-            Ok(value) if depth < 3 => wrapped(&value, want, out, counts, depth),
+            Ok(value) if depth < 3 => match cloud_audit(&value) {
+                Some(event) => {
+                    let text = serde_json::to_vec(&event).unwrap_or_default();
+                    read_nested(&text, want, out, counts, depth + 1)
+                }
+                None => wrapped(&value, want, out, counts, depth),
+            },
             Ok(_) => Read::NotAudit,
             Err(_) => Read::Invalid,
         },
