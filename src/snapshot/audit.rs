@@ -273,6 +273,20 @@ pub fn uuid_bits(text: &str) -> Option<u128> {
     (digits == 32).then_some(n)
 }
 
+/// An audit ID or uid as 128 bits: a UUID's own ([`uuid_bits`]), any other text's hash (two
+/// 64-bit hashes; none the API server assigns).
+pub fn id_number(text: &str) -> u128 {
+    if let Some(n) = uuid_bits(text) {
+        return n;
+    }
+    use std::hash::{Hash, Hasher};
+    let mut a = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut a);
+    let mut b = std::collections::hash_map::DefaultHasher::new();
+    (text, 1u8).hash(&mut b);
+    (u128::from(a.finish()) << 64) | u128::from(b.finish())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

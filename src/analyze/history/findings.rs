@@ -322,20 +322,6 @@ impl Names {
     }
 }
 
-/// A uid as a number: 16 bytes, not a 36-byte string in its own allocation. Uids that are
-/// not UUIDs (none the API server assigns) are hashed.
-fn uid_number(uid: &str) -> u128 {
-    if let Some(n) = super::uuid_bits(uid) {
-        return n;
-    }
-    use std::hash::{Hash, Hasher};
-    let mut a = std::collections::hash_map::DefaultHasher::new();
-    uid.hash(&mut a);
-    let mut b = std::collections::hash_map::DefaultHasher::new();
-    (uid, 1u8).hash(&mut b);
-    (u128::from(a.finish()) << 64) | u128::from(b.finish())
-}
-
 /// The findings' state over the requests seen so far.
 pub struct Accumulator {
     settings: Settings,
@@ -412,14 +398,14 @@ impl Accumulator {
             self.states.push(ObjectState { kind, ..ObjectState::default() });
         }
         if let Some(uid) = &r.uid {
-            self.uids.entry(uid_number(uid)).or_insert(id);
+            self.uids.entry(super::id_number(uid)).or_insert(id);
         }
         let writer = self.names.writer(&r.writer);
         let credential = r.credential.as_deref().map(|c| self.names.credential(c));
         let settings = self.settings;
         if let Some(body) = &r.body {
             for (_, _, uid) in &body.owners {
-                if let Some(&owner) = self.uids.get(&uid_number(uid)) {
+                if let Some(&owner) = self.uids.get(&super::id_number(uid)) {
                     self.owners.entry(id).or_insert(owner);
                 }
             }
@@ -1113,10 +1099,10 @@ mod tests {
 
     #[test]
     fn uids_are_numbers_and_other_text_is_hashed_apart() {
-        assert_eq!(uid_number("00000000-0000-0000-0000-0000000000ff"), 255);
-        assert_eq!(uid_number("0A000000-0000-0000-0000-000000000000"), 0x0a << 120);
+        assert_eq!(crate::snapshot::audit::id_number("00000000-0000-0000-0000-0000000000ff"), 255);
+        assert_eq!(crate::snapshot::audit::id_number("0A000000-0000-0000-0000-000000000000"), 0x0a << 120);
         let odd = ["d-1", "00000000-0000-0000-0000-0000000000ff0", "", "zz"];
-        let numbers: HashSet<u128> = odd.iter().map(|u| uid_number(u)).collect();
+        let numbers: HashSet<u128> = odd.iter().map(|u| crate::snapshot::audit::id_number(u)).collect();
         assert_eq!(numbers.len(), odd.len());
         assert!(!numbers.contains(&255));
     }

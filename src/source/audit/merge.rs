@@ -100,7 +100,7 @@ pub fn run(
     let mut seen_ids: HashSet<u128> = HashSet::new();
     let mut id_times: VecDeque<(Micros, u128)> = VecDeque::new();
     let mut emit = |request: Request, summary: &mut Summary| {
-        let id = id_key(&request.audit_id);
+        let id = crate::snapshot::audit::id_number(&request.audit_id);
         while id_times.front().is_some_and(|(t, _)| *t < request.at - DEDUPE_WINDOW) {
             if let Some((_, old)) = id_times.pop_front() {
                 seen_ids.remove(&old);
@@ -244,17 +244,6 @@ impl Ord for Entry {
     fn cmp(&self, other: &Entry) -> std::cmp::Ordering {
         (other.at, other.order).cmp(&(self.at, self.order))
     }
-}
-
-/// An audit ID as 128 bits: a UUID's own, any other string's hash.
-fn id_key(id: &str) -> u128 {
-    if let Some(n) = crate::snapshot::audit::uuid_bits(id) {
-        return n;
-    }
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    id.hash(&mut h);
-    u128::from(h.finish())
 }
 
 enum Peek {
@@ -423,7 +412,6 @@ fn parse_jobs(jobs: &Mutex<Receiver<Job>>, want: &Want) {
     }
 }
 
-/// Every line of a block read into requests; what cannot be read counted with its line.
 /// The text's lines, split at each newline (the last one may be empty), found with memchr.
 fn lines_of(text: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut start = 0;
@@ -447,6 +435,7 @@ fn lines_of(text: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
+/// Every line of a block read into requests; what cannot be read counted with its line.
 fn parse_block(block: Block, want: &Want, name: &str) -> Parsed {
     let mut parsed = Parsed::default();
     for line in &block.too_long {
