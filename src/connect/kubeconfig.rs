@@ -67,6 +67,12 @@ pub fn context_namespace(args: &ConnectionArgs) -> Option<String> {
     select(args, loaded).ok().and_then(|(.., namespace)| namespace)
 }
 
+/// The namespace a command without a cluster works in: -n, else the kubeconfig context's,
+/// else "default" (the precedence `load` gives a session), read from the kubeconfig alone.
+pub fn offline_namespace(args: &ConnectionArgs) -> String {
+    args.namespace.clone().or_else(|| context_namespace(args)).unwrap_or_else(|| "default".into())
+}
+
 /// Reads `--kubeconfig` (must exist), else every existing file of `$KUBECONFIG`
 /// merged first-wins (missing entries are skipped, as client-go does), else
 /// `~/.kube/config` if present. `None` when there is nothing to read.

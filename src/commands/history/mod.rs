@@ -144,7 +144,8 @@ pub fn run(conn: &ConnectionArgs, printer: &Printer, args: &HistoryArgs) -> Resu
         return Err(usage("history shows one object: give one TYPE/NAME (or --findings for all)"));
     };
     let resource = resolve_offline(&object.type_name);
-    let namespace = if resource.namespaced { namespace(conn) } else { String::new() };
+    let namespace =
+        if resource.namespaced { crate::connect::kubeconfig::offline_namespace(conn) } else { String::new() };
     let key = ObjectKey {
         group: resource.group.as_str().into(),
         resource: resource.plural.as_str().into(),
@@ -170,15 +171,6 @@ pub fn run(conn: &ConnectionArgs, printer: &Printer, args: &HistoryArgs) -> Resu
     }
     warn_about(printer, &summary, rows.is_empty().then_some(&key));
     Ok(Outcome::Clean)
-}
-
-/// -n, else the kubeconfig context's namespace, else "default": read from the kubeconfig
-/// alone, with no cluster contacted.
-fn namespace(conn: &ConnectionArgs) -> String {
-    conn.namespace
-        .clone()
-        .or_else(|| crate::connect::kubeconfig::context_namespace(conn))
-        .unwrap_or_else(|| "default".into())
 }
 
 /// The findings over the window, one namespace's when -n was given.

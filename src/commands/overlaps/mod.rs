@@ -84,11 +84,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     if args.offline {
         let manifests = manifests.expect("clap: --offline requires -f");
         // Where an object without a namespace goes: -n, else the context's, else default.
-        let namespace = conn
-            .namespace
-            .clone()
-            .or_else(|| crate::connect::kubeconfig::context_namespace(conn))
-            .unwrap_or_else(|| "default".to_string());
+        let namespace = crate::connect::kubeconfig::offline_namespace(conn);
         let snap = fetch::Snapshot::default();
         let rendered = rendered_from(snap, Some(manifests), &namespace, |_| true, true, printer, args)?;
         return fleet::print_one(rendered, printer, args.exit_code);
