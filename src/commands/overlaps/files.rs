@@ -28,6 +28,20 @@ pub struct FileObject {
     pub replaces: bool,
 }
 
+/// "from the files: Deployment shop/canary (release.yaml#1), ...": the line the tables of
+/// overlaps -f and owners -f end with (no namespace shown for a cluster-scoped object).
+pub fn files_line(laid: &[FileObject]) -> String {
+    let objects: Vec<String> = laid
+        .iter()
+        .map(|f| {
+            let replaces = if f.replaces { ", in place of the live one" } else { "" };
+            let place = if f.namespace.is_empty() { String::new() } else { format!("{}/", f.namespace) };
+            format!("{} {place}{} ({}#{}{replaces})", f.kind, f.name, f.file, f.document)
+        })
+        .collect();
+    format!("from the files: {}", objects.join(", "))
+}
+
 /// (namespace, kind, name) -> the file object's index.
 pub type FileIndex = HashMap<(String, String, String), usize>;
 

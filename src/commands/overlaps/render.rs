@@ -124,14 +124,7 @@ pub fn table(
         text.push(format!("disjoint: {}/{} {} / {} {}: {why}", d.namespace, d.a.kind, d.a.name, d.b.kind, d.b.name));
     }
     if !laid.is_empty() {
-        let objects: Vec<String> = laid
-            .iter()
-            .map(|f| {
-                let replaces = if f.replaces { ", in place of the live one" } else { "" };
-                format!("{} {}/{} ({}#{}{replaces})", f.kind, f.namespace, f.name, f.file, f.document)
-            })
-            .collect();
-        text.push(format!("from the files: {}", objects.join(", ")));
+        text.push(super::files::files_line(laid));
     }
     let errors = a.findings.iter().filter(|f| f.severity == Severity::Error).count();
     text.push(format!(

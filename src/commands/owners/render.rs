@@ -317,15 +317,7 @@ impl<'a> Scan<'a> {
         )];
         lines.extend(findings_text(self.graph, self.findings, printer).lines().map(str::to_string));
         if let Some(files) = self.files {
-            let objects: Vec<String> = files
-                .iter()
-                .map(|f| {
-                    let replaces = if f.replaces { ", in place of the live one" } else { "" };
-                    let place = if f.namespace.is_empty() { String::new() } else { format!("{}/", f.namespace) };
-                    format!("{} {place}{} ({}#{}{replaces})", f.kind, f.name, f.file, f.document)
-                })
-                .collect();
-            lines.push(format!("from the files: {}", objects.join(", ")));
+            lines.push(crate::commands::overlaps::files::files_line(files));
         }
         Table { grid: Grid::new(Vec::new()), empty: None, lines }
     }
