@@ -29,6 +29,8 @@ command -v tinyproxy >/dev/null || missing+=(tinyproxy-bin)
 command -v microsocks >/dev/null || missing+=(microsocks)
 # actionlint checks each workflow's shell steps with shellcheck when it is installed.
 command -v shellcheck >/dev/null || missing+=(shellcheck)
+# jq gives tests/history.rs its expected figures, counted apart from the code under test.
+command -v jq >/dev/null || missing+=(jq)
 # objdump reads the glibc versions the packed binary needs (scripts/krew-check.sh).
 command -v objdump >/dev/null || missing+=(binutils)
 if (( ${#missing[@]} )); then
