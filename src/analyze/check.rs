@@ -8,6 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 use jiff::Timestamp;
 use serde::Serialize;
 
+use super::adoption;
+use super::apply_takes::Taken;
 use super::chunked::Chunked;
 use super::codes;
 use super::fields::{Contest, ContestKind};
@@ -53,6 +55,19 @@ pub struct Finding {
     pub message: String,
     /// The command that shows the detail.
     pub detail: String,
+    /// check -f: the file and document (release.yaml#2) of the object from the files this
+    /// finding involves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+/// A mechanism asked for that the input cannot feed (files have no lease holders; a
+/// cluster-info dump has no Leases): the run is incomplete, never clean.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NotCovered {
+    pub mechanism: Mechanism,
+    pub why: String,
 }
 
 /// What one mechanism looked at and found.
@@ -117,6 +132,7 @@ pub fn leases(rows: &[LeaseRow], found: &[lease_report::Finding]) -> Vec<Finding
                 object: format!("lease/{}", f.name),
                 message: f.message.clone(),
                 detail: command("leases", &f.name, Some(&f.namespace)),
+                file: None,
             }
         })
         .collect()
@@ -137,6 +153,7 @@ pub fn leaderless(rows: &[LeaseRow]) -> Vec<Finding> {
             object: format!("lease/{}", r.name),
             message: format!("{} was released and no one took it: the controllers it elects have no leader", r.name),
             detail: command("leases", &r.name, Some(&r.namespace)),
+            file: None,
         })
         .collect()
 }
@@ -201,6 +218,7 @@ pub fn owners(graph: &Graph, found: &[owner_graph::Finding]) -> Vec<Finding> {
                 namespace: o.namespace.as_deref().map(str::to_string),
                 object_kind: o.kind.to_string(),
                 detail: command("owners", &target, o.namespace.as_deref()),
+                file: None,
                 object: target,
                 message: f.message.clone(),
             }
@@ -247,6 +265,7 @@ pub fn overlaps(a: &Analysis) -> Vec<Finding> {
                     f.selector_a, f.b.kind, f.b.name, f.selector_b
                 ),
                 detail: command("overlaps", "", Some(f.namespace)),
+                file: None,
             }
         })
         .collect();
@@ -270,8 +289,71 @@ pub fn overlaps(a: &Analysis) -> Vec<Finding> {
             if pods.len() == 1 { "it" } else { "them" }
         ),
         detail: command("overlaps", "", Some(namespace)),
+        file: None,
     }));
     out
+}
+
+/// check -f: the live orphan pods each controller of the files would adopt.
+pub fn adoptions(found: &[adoption::Adoption]) -> Vec<Finding> {
+    found
+        .iter()
+        .map(|a| {
+            let c = a.controller;
+            Finding {
+                severity: Severity::Error,
+                mechanism: Mechanism::Overlaps,
+                code: codes::ADOPTS_LIVE_PODS,
+                reason: "adopts-live-pods".into(),
+                namespace: Some(c.namespace.clone()),
+                object_kind: c.kind.clone(),
+                object: type_name(&c.kind, overlap_group(&c.kind), &c.name),
+                message: format!(
+                    "selector {} matches {} no controller owns ({}): once applied, the {} adopts {them}, counts \
+                     {them} among its replicas, and deleting the {} deletes {them}",
+                    c.selector,
+                    counted(a.pods.len(), "live pod"),
+                    some_names(a.pods.iter().copied(), a.pods.len()),
+                    c.kind,
+                    c.kind,
+                    them = if a.pods.len() == 1 { "it" } else { "them" },
+                ),
+                detail: command("overlaps", "", Some(&c.namespace)),
+                file: None,
+            }
+        })
+        .collect()
+}
+
+/// check -f: the fields applying an object of the files would take from other managers,
+/// one finding per manager. `kind`, `group`, `namespace` and `name` are the object's.
+pub fn apply_takes(kind: &str, group: &str, namespace: Option<&str>, name: &str, taken: &[Taken]) -> Vec<Finding> {
+    let target = type_name(kind, group, name);
+    taken
+        .iter()
+        .map(|t| {
+            let shown: Vec<String> =
+                t.fields.iter().take(3).map(|(path, live, mine)| format!("{path} from {live} to {mine}")).collect();
+            let more = if t.fields.len() > 3 { format!(" and {} more", t.fields.len() - 3) } else { String::new() };
+            Finding {
+                severity: Severity::Warning,
+                mechanism: Mechanism::Fields,
+                code: codes::APPLY_TAKES_FIELDS,
+                reason: "apply-takes-fields".into(),
+                namespace: namespace.map(str::to_string),
+                object_kind: kind.into(),
+                object: target.clone(),
+                message: format!(
+                    "applying changes {}{more}, owned by {}: server-side apply refuses it as a \
+                     conflict unless forced; client-side apply overwrites it, and its owner writes it back",
+                    shown.join(", "),
+                    t.manager,
+                ),
+                detail: command("fields", &target, namespace),
+                file: None,
+            }
+        })
+        .collect()
 }
 
 /// The first three of `count` names, and how many more: "a, b, c and 7 more".
@@ -320,6 +402,7 @@ pub fn fields<'a>(
             namespace: ns.clone(),
             object_kind: kind.into(),
             detail: command("fields", &target, ns.as_deref()),
+            file: None,
             object: target,
             message: format!("{}: {}{more}", first.path, first.managers.join(", ")),
         });
@@ -469,6 +552,7 @@ fn stall_finding(o: &TraceObject, stall: &Stall, verdict: Option<&LeaseVerdict>,
         namespace: o.namespace.as_deref().map(str::to_string),
         object_kind: o.kind.to_string(),
         detail: command("trace", &target, o.namespace.as_deref()),
+        file: None,
         object: target,
         message,
     }
@@ -630,6 +714,7 @@ mod tests {
             object: object.into(),
             message: "m".into(),
             detail: "d".into(),
+            file: None,
         }
     }
 
@@ -669,6 +754,7 @@ mod tests {
                 .map(|&(object, message, kind, detail)| Finding {
                     object_kind: format!("k{kind}"),
                     detail: format!("d{detail}"),
+                    file: None,
                     message: format!("m{message}"),
                     ..finding(Severity::Error, Mechanism::Owners, &format!("pod/{object}"))
                 })

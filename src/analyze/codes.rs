@@ -11,6 +11,10 @@ use serde::Serialize;
 pub const LEADERLESS: &str = "CO108";
 pub const SELECTORS_OVERLAP: &str = "CO301";
 pub const SEVERAL_DISRUPTION_BUDGETS: &str = "CO302";
+/// check -f: a controller from the files would adopt live orphan pods.
+pub const ADOPTS_LIVE_PODS: &str = "CO303";
+/// check -f: applying the files would take fields another manager owns.
+pub const APPLY_TAKES_FIELDS: &str = "CO408";
 
 #[derive(
     Debug,
@@ -89,6 +93,12 @@ pub const ALL: &[(&str, Mechanism, &str, &str)] = &[
         "two controllers of one kind whose selectors can match one pod",
     ),
     ("CO302", Mechanism::Overlaps, "several-disruption-budgets", "pods matched by several PodDisruptionBudgets"),
+    (
+        "CO303",
+        Mechanism::Overlaps,
+        "adopts-live-pods",
+        "check -f: a controller from the files would adopt live pods no controller owns",
+    ),
     ("CO401", Mechanism::Fields, "shared-apply", "two Apply managers own a field with equal values"),
     ("CO402", Mechanism::Fields, "apply-and-update", "an Apply and an Update manager own one field"),
     ("CO403", Mechanism::Fields, "update-and-update", "two Update managers took a field from each other"),
@@ -105,6 +115,12 @@ pub const ALL: &[(&str, Mechanism, &str, &str)] = &[
         Mechanism::Fields,
         "same-manager-apply-and-update",
         "one manager owns fields through both Apply and Update",
+    ),
+    (
+        "CO408",
+        Mechanism::Fields,
+        "apply-takes-fields",
+        "check -f: applying the files would take fields another manager owns, with other values",
     ),
     ("CO501", Mechanism::Trace, "generation-not-observed", "a controller has not observed the object's generation"),
     ("CO502", Mechanism::Trace, "replicas-short", "fewer pods than asked for, and none created for a while"),
@@ -187,6 +203,8 @@ mod tests {
         assert_eq!(entry(LEADERLESS), (Mechanism::Leases, "leaderless"));
         assert_eq!(entry(SELECTORS_OVERLAP), (Mechanism::Overlaps, "selectors-overlap"));
         assert_eq!(entry(SEVERAL_DISRUPTION_BUDGETS), (Mechanism::Overlaps, "several-disruption-budgets"));
+        assert_eq!(entry(ADOPTS_LIVE_PODS), (Mechanism::Overlaps, "adopts-live-pods"));
+        assert_eq!(entry(APPLY_TAKES_FIELDS), (Mechanism::Fields, "apply-takes-fields"));
     }
 
     #[test]

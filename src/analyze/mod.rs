@@ -1,5 +1,7 @@
 //! Pure analysis over snapshots: no I/O, no printing.
 
+pub mod adoption;
+pub mod apply_takes;
 pub mod blame;
 pub mod cascade;
 pub mod check;

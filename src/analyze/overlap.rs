@@ -103,6 +103,23 @@ pub struct PairFinding<'a> {
     pub shared_pods: Vec<SharedPod<'a>>,
 }
 
+impl PairFinding<'_> {
+    /// The same finding told from `b`'s side (check -f names the object of the files first).
+    pub fn swap(&mut self) {
+        std::mem::swap(&mut self.a, &mut self.b);
+        std::mem::swap(&mut self.selector_a, &mut self.selector_b);
+        let counts = &mut self.shared_pod_counts;
+        std::mem::swap(&mut counts.a, &mut counts.b);
+        for pod in &mut self.shared_pods {
+            pod.owned_by = match pod.owned_by {
+                "a" => "b",
+                "b" => "a",
+                other => other,
+            };
+        }
+    }
+}
+
 fn as_map<S: serde::Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
     s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }

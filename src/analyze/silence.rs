@@ -344,6 +344,7 @@ mod tests {
             object: object.into(),
             message: "m".into(),
             detail: "d".into(),
+            file: None,
         }
     }
 

@@ -67,6 +67,7 @@ impl Naming<'_> {
             object_kind,
             message,
             detail,
+            file: None,
         }
     }
 }

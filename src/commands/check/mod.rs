@@ -2,6 +2,7 @@
 //! findings list by severity, for people (table), scripts (json/yaml) and CI (junit).
 
 mod fetch;
+mod files;
 mod history;
 pub(crate) mod render;
 mod whole;
@@ -88,6 +89,23 @@ pub struct CheckArgs {
     pub audit_log: Vec<std::path::PathBuf>,
     #[command(flatten)]
     pub window: crate::commands::history::WindowArgs,
+    /// Manifests to check before applying them, as kubectl apply -f takes them: a file, a
+    /// directory, - for stdin (repeatable). Reports only what involves their objects
+    #[arg(short = 'f', long = "filename", value_name = "FILE|DIR|-", conflicts_with = "audit_log")]
+    pub filename: Vec<std::path::PathBuf>,
+    /// With -f: also the directories under a directory
+    #[arg(short = 'R', long, requires = "filename")]
+    pub recursive: bool,
+    /// A kustomization directory to check before applying it (built with `kubectl kustomize`)
+    #[arg(short = 'k', long = "kustomize", value_name = "DIR", conflicts_with_all = ["filename", "audit_log"])]
+    pub kustomize: Option<std::path::PathBuf>,
+    /// With -f or -k: check the files' objects against each other only, without a cluster
+    #[arg(long)]
+    pub offline: bool,
+    /// With -f or -k: the field manager the apply will write as (default: kubectl's, server-
+    /// and client-side); fields others own that the files change are reported
+    #[arg(long, value_name = "NAME")]
+    pub field_manager: Option<String>,
 }
 
 /// Which mechanisms run.
@@ -143,30 +161,155 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     let rules = read_rules(args.ignore_file.as_deref())?;
     plan.marks_labels = rules.wants_labels();
     let rules = &rules;
+    let manifests = files::read(args)?;
+    if args.offline && manifests.is_none() {
+        return Err(usage("--offline checks files alone: give -f FILE or -k DIR"));
+    }
+    let manifests = manifests.as_ref();
+    if let Some(manifests) = manifests {
+        for line in &manifests.skipped {
+            printer.warn(&format!("skipped {line}"));
+        }
+    }
+    if args.offline {
+        let namespace = crate::connect::kubeconfig::offline_namespace(conn);
+        let manifests = manifests.expect("checked above");
+        let report = collect_files(None, &namespace, args, plan, rules, manifests).await?;
+        return fleet::print_one(rendered(report, printer, false)?, printer, args.exit_code);
+    }
     let in_fleet = fleet.active();
     fleet::run(conn, fleet, printer, args.exit_code, |session| async move {
-        let mut report = collect(&session, printer, args, plan, rules).await?;
-        let (warnings, found) = (report.warnings(), !report.findings.is_empty());
-        let incomplete = !report.skipped.is_empty();
-        let mut rendered = match printer.format {
-            OutputFormat::Table | OutputFormat::Wide => {
-                let table = report.take_table(printer, !in_fleet && printer.format == OutputFormat::Table);
-                Rendered::new(printer, &(), || table)?
+        let report = match manifests {
+            Some(manifests) => {
+                let namespace = session.namespace.clone();
+                collect_files(Some(&session), &namespace, args, plan, rules, manifests).await?
             }
-            // Not called: no table is printed in these formats.
-            _ => Rendered::new(printer, &report.machine(), || Table::new(Grid::new(Vec::new())))?,
+            None => collect(&session, printer, args, plan, rules).await?,
         };
-        rendered.warnings = warnings;
-        rendered.findings = found;
-        rendered.incomplete = incomplete;
-        let prefix = if in_fleet { report.context.as_deref() } else { None };
-        if printer.format == OutputFormat::Junit {
-            rendered.junit = Some(report.junit_suites(prefix));
-        }
-        super::drop_later(report);
-        Ok(rendered)
+        rendered(report, printer, in_fleet)
     })
     .await
+}
+
+/// A report as printed: a table, a machine document or JUnit.
+fn rendered(mut report: render::Report, printer: &Printer, in_fleet: bool) -> Result<Rendered> {
+    let (warnings, found) = (report.warnings(), !report.findings.is_empty());
+    let incomplete = !report.complete();
+    let mut rendered = match printer.format {
+        OutputFormat::Table | OutputFormat::Wide => {
+            let table = report.take_table(printer, !in_fleet && printer.format == OutputFormat::Table);
+            Rendered::new(printer, &(), || table)?
+        }
+        // Not called: no table is printed in these formats.
+        _ => Rendered::new(printer, &report.machine(), || Table::new(Grid::new(Vec::new())))?,
+    };
+    rendered.warnings = warnings;
+    rendered.findings = found;
+    rendered.incomplete = incomplete;
+    let prefix = if in_fleet { report.context.as_deref() } else { None };
+    if printer.format == OutputFormat::Junit {
+        rendered.junit = Some(report.junit_suites(prefix));
+    }
+    super::drop_later(report);
+    Ok(rendered)
+}
+
+/// check -f / -k: the files laid over what `session` reads (nothing with --offline), the
+/// findings that involve their objects.
+async fn collect_files(
+    session: Option<&Session>,
+    namespace: &str,
+    args: &CheckArgs,
+    asked: Plan,
+    rules: &Rules,
+    manifests: &crate::source::files::Manifests,
+) -> Result<render::Report> {
+    let offline = session.is_none();
+    let plan = files::plan(asked, offline);
+    let all = session.is_some_and(|s| s.all_namespaces);
+    let scope = if all { Scope::AllNamespaces } else { Scope::Namespace(namespace.to_string()) };
+    let in_scope = |ns: &str| offline || all || ns == namespace;
+    let (mut snap, resources) = match session {
+        Some(session) => {
+            let read = async {
+                let resources = discovery::discover(&session.conn).await?;
+                // The census is not needed: the files' objects are compared one by one below.
+                let lists = Plan { fields: false, ..plan };
+                let mut snap = fetch::snapshot(session, &resources, &scope, &lists).await?;
+                snap.skipped.extend(resources.skipped());
+                anyhow::Ok((snap, resources.resources))
+            };
+            session.checking_namespace(read).await?
+        }
+        None => (fetch::Snapshot::default(), Vec::new()),
+    };
+    let now = snap.server_time.unwrap_or_else(Timestamp::now);
+    let laid = tokio::task::block_in_place(|| {
+        files::analyze(&mut snap, manifests, &resources, namespace, &in_scope, &plan, args.stuck_after.as_secs() as i64)
+    });
+    let mut found = laid.findings;
+    let mut summaries: BTreeMap<Mechanism, Summary> = BTreeMap::new();
+    for (m, kind, n) in laid.counts {
+        *summaries.entry(m).or_default().checked.entry(kind).or_default() += n;
+    }
+    if let (Some(session), true) = (session, plan.fields) {
+        let (taken, skipped, counts) =
+            files::apply_takes(session, manifests, &resources, namespace, &in_scope, args.field_manager.as_deref())
+                .await;
+        found.extend(taken);
+        snap.skipped.extend(skipped);
+        for (m, kind, n) in counts {
+            *summaries.entry(m).or_default().checked.entry(kind).or_default() += n;
+        }
+    }
+    let ending = Ending {
+        context: session.and_then(|s| s.context.clone()),
+        scope,
+        now,
+        summaries,
+        found,
+        notes: laid.notes,
+        not_covered: files::not_covered(asked, offline),
+    };
+    Ok(ending.report(args, &plan, rules, &mut snap))
+}
+
+/// What a run found, before the report: selected by severity, silenced, counted.
+struct Ending {
+    context: Option<String>,
+    scope: Scope,
+    now: Timestamp,
+    summaries: BTreeMap<Mechanism, Summary>,
+    found: Vec<Finding>,
+    notes: Vec<String>,
+    not_covered: Vec<check::NotCovered>,
+}
+
+impl Ending {
+    fn report(self, args: &CheckArgs, plan: &Plan, rules: &Rules, snap: &mut fetch::Snapshot) -> render::Report {
+        let mut summaries = self.summaries;
+        let (findings, silenced) = rules.apply(check::select(self.found, args.min_severity), &snap.marks);
+        check::tally(&mut summaries, &findings);
+        let (skipped, accepted) = accept_unreadable(rules, std::mem::take(&mut snap.skipped));
+        for m in Mechanism::ALL.into_iter().filter(|&m| plan.runs(m)) {
+            summaries.entry(m).or_default();
+        }
+        render::Report {
+            context: self.context,
+            scope: self.scope,
+            server_time: self.now,
+            min_severity: args.min_severity,
+            summaries,
+            findings,
+            silenced,
+            show_silenced: args.show_silenced,
+            skipped,
+            accepted,
+            invalid: std::mem::take(&mut snap.invalid),
+            notes: self.notes,
+            not_covered: self.not_covered,
+        }
+    }
 }
 
 /// The ignore file's rules (none without one); a file that cannot be read or is not valid
@@ -270,26 +413,16 @@ pub async fn collect(
         snap.skipped.extend(read.skipped);
         log_notes = read.notes;
     }
-    let (findings, silenced) = rules.apply(check::select(found, args.min_severity), &snap.marks);
-    check::tally(&mut summaries, &findings);
-    let (skipped, accepted) = accept_unreadable(rules, std::mem::take(&mut snap.skipped));
-    for m in Mechanism::ALL.into_iter().filter(|&m| plan.runs(m)) {
-        summaries.entry(m).or_default();
-    }
-    let report = render::Report {
+    let ending = Ending {
         context: session.context.clone(),
         scope,
-        server_time: now,
-        min_severity: args.min_severity,
+        now,
         summaries,
-        findings,
-        silenced,
-        show_silenced: args.show_silenced,
-        skipped,
-        accepted,
-        invalid: std::mem::take(&mut snap.invalid),
+        found,
         notes: log_notes,
+        not_covered: Vec::new(),
     };
+    let report = ending.report(args, &plan, rules, &mut snap);
     super::drop_later(snap);
     Ok(report)
 }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::analyze::check::{Finding, Mechanism, Severity, Summary};
+use crate::analyze::check::{Finding, Mechanism, NotCovered, Severity, Summary};
 use crate::analyze::silence::{Accepted, Silenced};
 use crate::commands::owners::fetch::{Scope, Skipped};
 use crate::commands::owners::render::footer_lines;
@@ -34,6 +34,8 @@ pub struct Report {
     pub invalid: Vec<String>,
     /// What else stderr should say (the audit log's skipped lines).
     pub notes: Vec<String>,
+    /// Mechanisms asked for that the input cannot feed: the run is incomplete.
+    pub not_covered: Vec<NotCovered>,
 }
 
 /// The stable machine shape of `check -o json|yaml`.
@@ -61,6 +63,10 @@ pub struct CheckReport<'a> {
     pub accepted: &'a [Accepted],
     /// Controllers whose selector could not be understood.
     pub invalid: &'a [String],
+    /// Mechanisms asked for that the input cannot feed (check -f: leases, trace; a dump
+    /// without Leases: leases), with why. Any makes the run incomplete.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub not_covered: &'a [NotCovered],
 }
 
 #[derive(Serialize, schemars::JsonSchema)]
@@ -82,7 +88,7 @@ impl Report {
                 Scope::AllNamespaces => None,
             },
             server_time: self.server_time,
-            complete: self.skipped.is_empty(),
+            complete: self.complete(),
             min_severity: self.min_severity,
             mechanisms: self.summaries.iter().map(|(m, s)| MechanismReport { name: *m, summary: s }).collect(),
             findings: &self.findings,
@@ -90,7 +96,13 @@ impl Report {
             skipped: &self.skipped,
             accepted: &self.accepted,
             invalid: &self.invalid,
+            not_covered: &self.not_covered,
         }
+    }
+
+    /// Whether everything in scope was read and every mechanism asked for could run.
+    pub fn complete(&self) -> bool {
+        self.skipped.is_empty() && self.not_covered.is_empty()
     }
 
     /// Warnings for stderr: what was not read, selectors not understood.
@@ -98,6 +110,7 @@ impl Report {
         let mut out = footer_lines(&self.skipped);
         out.extend(self.invalid.iter().map(|note| format!("skipped, selector not understood: {note}")));
         out.extend(self.notes.iter().cloned());
+        out.extend(self.not_covered.iter().map(|n| format!("not covered: {}: {}", n.mechanism.name(), n.why)));
         out
     }
 
@@ -133,7 +146,11 @@ impl Report {
             if all_namespaces {
                 row.push(f.namespace.unwrap_or_default().into());
             }
-            row.extend([f.object.into(), f.message.into(), f.detail.into()]);
+            let object = match f.file {
+                Some(file) => format!("{} ({file})", f.object),
+                None => f.object,
+            };
+            row.extend([object.into(), f.message.into(), f.detail.into()]);
             grid.row(row);
         }
         let mut lines = Vec::new();
@@ -177,7 +194,10 @@ impl Report {
                 let name = namespace.as_deref().unwrap_or("(cluster-scoped)");
                 lines.push(paint(name, Tone::Plain, printer.color));
             }
-            lines.push(format!("  {object}"));
+            match found.iter().find_map(|f| f.file.as_deref()) {
+                Some(file) => lines.push(format!("  {object} ({file})")),
+                None => lines.push(format!("  {object}")),
+            }
             for f in found {
                 // "    error    CO101  ": the text starts at one column for every finding.
                 let marker = format!("{:<8} {:<6}", serde_name(&f.severity), f.code);
@@ -290,6 +310,11 @@ impl Report {
             .skipped
             .iter()
             .map(|s| (place(&s.resource, s.namespace.as_deref()), s.reason.clone()))
+            .chain(
+                self.not_covered
+                    .iter()
+                    .map(|n| (format!("mechanism {}", n.mechanism.name()), format!("not covered: {}", n.why))),
+            )
             .chain(self.accepted.iter().map(|a| {
                 (
                     place(&a.resource, a.namespace.as_deref()),
@@ -393,6 +418,7 @@ mod tests {
                 object: "lease/kube-scheduler".into(),
                 message: "last renewed 2m ago, past its 15s duration & <gone>".into(),
                 detail: "kubectl coord leases kube-scheduler -n kube-system".into(),
+                file: None,
             }],
             silenced: Vec::new(),
             show_silenced: false,
@@ -404,6 +430,7 @@ mod tests {
             accepted: Vec::new(),
             invalid: Vec::new(),
             notes: Vec::new(),
+            not_covered: Vec::new(),
         }
     }
 
@@ -422,6 +449,7 @@ mod tests {
                 accepted: Vec::new(),
                 invalid: self.invalid.clone(),
                 notes: Vec::new(),
+                not_covered: Vec::new(),
             }
         }
     }
@@ -470,6 +498,7 @@ mod tests {
                 object: object.to_string(),
                 message: format!("selector app=shop,track=stable overlaps Deployment checkout-{i} (app=shop), both select app=shop,track=stable; 2 pods selected by both now"),
                 detail: "kubectl coord overlaps -n coord-demo --explain -l app=shop".into(),
+                file: None,
             });
         }
         r.findings.push(Finding { namespace: None, object: "node/kwok-node-0".into(), ..f });

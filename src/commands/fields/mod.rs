@@ -264,7 +264,7 @@ async fn run_census(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer,
 }
 
 /// The object's managedFields entries, decoded, and a line for each that could not be.
-fn entries_of(object: &Value) -> (Vec<Entry>, Vec<String>) {
+pub(crate) fn entries_of(object: &Value) -> (Vec<Entry>, Vec<String>) {
     let raw: Vec<ManagedEntry> = object
         .pointer("/metadata/managedFields")
         .and_then(|v| Vec::<ManagedEntry>::deserialize(v).ok())

@@ -407,6 +407,7 @@ pub fn findings_text(
         accepted: Vec::new(),
         invalid: Vec::new(),
         notes: Vec::new(),
+        not_covered: Vec::new(),
     };
     let window = match (report.first, report.last) {
         (Some(a), Some(b)) => {

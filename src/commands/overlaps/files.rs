@@ -169,6 +169,12 @@ pub fn only_theirs(analysis: &mut Analysis, files: &FileIndex) {
     let has =
         |ns: &str, kind: &str, name: &str| files.contains_key(&(ns.to_string(), kind.to_string(), name.to_string()));
     analysis.findings.retain(|f| has(f.namespace, f.a.kind, f.a.name) || has(f.namespace, f.b.kind, f.b.name));
+    // Each pair told from the side of its object of the files.
+    for f in &mut analysis.findings {
+        if !has(f.namespace, f.a.kind, f.a.name) {
+            f.swap();
+        }
+    }
     analysis.disjoint.retain(|d| has(d.namespace, d.a.kind, d.a.name) || has(d.namespace, d.b.kind, d.b.name));
     analysis.pdb_conflicts.retain(|c| {
         has(c.namespace, "Pod", c.pod) || c.budgets.iter().any(|b| has(c.namespace, "PodDisruptionBudget", b))
