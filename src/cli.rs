@@ -53,6 +53,8 @@ pub enum Command {
     Trace(TraceArgs),
     /// Every analysis at once: findings by severity, each with the command that shows the detail
     Check(CheckArgs),
+    /// What check reads of a cluster, to a gzip file for `check --from` where there is no access
+    Dump(crate::commands::dump::DumpArgs),
     /// Who wrote an object when, from the API server's audit log; --findings: fights, conflicts, churn
     History(HistoryArgs),
     /// The JSON Schema of a report kind that -o json|yaml prints (without KIND: the kinds)

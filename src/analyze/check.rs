@@ -442,6 +442,13 @@ impl Unscheduled {
         Unscheduled { namespace: Some(namespace), keys: names, read_at: None }
     }
 
+    /// (namespace when the keys are names in it, the keys, read_at): what a dump keeps.
+    pub fn parts(self) -> (Option<String>, Vec<String>, Option<Timestamp>) {
+        let mut keys: Vec<String> = self.keys.into_iter().collect();
+        keys.sort_unstable();
+        (self.namespace, keys, self.read_at)
+    }
+
     /// Listed in an answer dated `read_at`.
     pub fn read_at(self, read_at: Option<Timestamp>) -> Unscheduled {
         Unscheduled { read_at, ..self }

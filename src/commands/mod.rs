@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod completion;
+pub mod dump;
 pub mod fields;
 pub mod fleet;
 pub mod history;
@@ -49,6 +50,7 @@ pub async fn run(cli: Cli) -> Result<Outcome> {
         Command::Owners(args) => owners::run(conn, fleet, &printer, &args).await,
         Command::Trace(args) => trace::run(conn, &printer, &args).await,
         Command::Check(args) => check::run(conn, fleet, &printer, &args).await,
+        Command::Dump(args) => dump::run(conn, &printer, &args).await,
         Command::History(args) => history::run(conn, &printer, &args),
         Command::Schema(args) => schema::run(&printer, &args),
     };
@@ -66,7 +68,9 @@ fn fleet_capable(command: &Command) -> bool {
         Command::Leases(a) => !a.watch,
         Command::Owners(a) => a.all,
         Command::Fields(a) => a.object.is_empty() && !a.watch && a.filename.is_none(),
-        Command::Trace(_) | Command::Completion(_) | Command::Schema(_) | Command::History(_) => false,
+        Command::Trace(_) | Command::Completion(_) | Command::Schema(_) | Command::History(_) | Command::Dump(_) => {
+            false
+        }
     }
 }
 

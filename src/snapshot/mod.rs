@@ -14,7 +14,7 @@ pub use resource::{ApiResource, Discovered, Unavailable};
 
 /// Something in scope that could not be read: the machine outputs' `skipped` entries
 /// (one shape in every report), and, as text, the warnings on stderr.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Skipped {
     /// The resource as the command names it (plural, or plural.group).

@@ -2,8 +2,9 @@
 
 use super::Skipped;
 
-/// One served resource, as discovery reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One served resource, as discovery reports it (and as a dump keeps it).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ApiResource {
     /// "" for the core group.
     pub group: String,

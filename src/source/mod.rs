@@ -3,4 +3,5 @@
 //! src/analyze take.
 
 pub mod audit;
+pub mod dump;
 pub mod files;

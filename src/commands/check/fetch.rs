@@ -19,7 +19,7 @@ use crate::analyze::intern::ListNames;
 use crate::analyze::lease::LeaseSnapshot;
 use crate::analyze::lease_report::CandidateSnapshot;
 use crate::analyze::overlap::{Controller, PodMeta};
-use crate::analyze::owner_graph::{Coverage, KindMap, KindRef, Object};
+use crate::analyze::owner_graph::{self, Coverage, KindMap, KindRef, Object};
 use crate::analyze::resource_ref::ApiResource;
 use crate::analyze::selector::LabelPairs;
 use crate::analyze::sequence::TraceObject;
@@ -34,6 +34,7 @@ use crate::connect::list::gather;
 pub use crate::connect::list::{Pages, flatten};
 use crate::connect::pace::FAN_OUT;
 use crate::connect::{Accept, RequestError, Session};
+use crate::source::dump;
 
 #[derive(Default)]
 pub struct Snapshot {
@@ -134,7 +135,7 @@ pub(super) fn join<T>(all: &mut Vec<T>, mut part: Vec<T>) {
 
 /// How a type is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Read {
+pub(super) enum Read {
     /// Whole objects, kept as JSON for every analysis to decode its part.
     Full,
     /// Metadata-only, kept as JSON (managedFields for the census).
@@ -155,12 +156,17 @@ fn overlap_kind(r: &ApiResource) -> Option<&'static str> {
         .map(|(_, _, kind)| *kind)
 }
 
-fn census_kind(r: &ApiResource) -> bool {
+pub(super) fn census_kind(r: &ApiResource) -> bool {
     DEFAULT_KINDS.iter().any(|(group, _, plural, _)| is(r, group, plural))
 }
 
 fn is_pods(r: &ApiResource) -> bool {
     is(r, "", "pods")
+}
+
+/// Whether `plan` reads `r` whole (else metadata-only, or not at all).
+pub(super) fn reads_whole(r: &ApiResource, plan: &Plan) -> bool {
+    read_for(r, plan) == Some(Read::Full)
 }
 
 fn read_for(r: &ApiResource, plan: &Plan) -> Option<Read> {
@@ -190,7 +196,7 @@ type MetaItem = Item<LabelPairs, IgnoreAnnotations>;
 
 /// Whole-object lists handed to the gate at once: four, as when the envelope's memory was
 /// measured, since a page of whole objects is megabytes. Metadata lists go as the gate allows.
-const FULL_CONCURRENCY: usize = 4;
+pub(super) const FULL_CONCURRENCY: usize = 4;
 
 pub async fn snapshot(
     session: &Session,
@@ -265,10 +271,77 @@ pub async fn snapshot(
     Ok(snap)
 }
 
-type Planned = Vec<(ApiResource, Read)>;
+pub(super) type Planned = Vec<(ApiResource, Read)>;
+
+/// A snapshot from a dump's pages (check --from), each page digested as a live list's page is.
+pub(super) struct Replay {
+    plan: Plan,
+    snap: Snapshot,
+    gathered: Gathered,
+    tally: Tally,
+}
+
+impl Replay {
+    pub fn new(plan: Plan) -> Replay {
+        Replay { plan, snap: Snapshot::default(), gathered: Gathered::default(), tally: Tally::default() }
+    }
+
+    pub fn page(&mut self, page: dump::Page) {
+        let r = &page.resource;
+        if page.system_leases {
+            let leases = page.items.iter().filter_map(|raw| serde_json::from_str::<LeaseItem>(raw.get()).ok());
+            let system = self.snap.system_leases.get_or_insert_with(Vec::new);
+            system.extend(leases.map(|item| lease_snapshot(item, page.read_at)));
+            return;
+        }
+        // A list the mechanisms asked for do not read.
+        let Some(read) = read_for(r, &self.plan) else { return };
+        let mut part = Digested::default();
+        if read == Read::Metadata {
+            // Whole objects (a cluster-info dump's) read as their metadata, as metadata-only ones.
+            let items = page.items.iter().filter_map(|raw| serde_json::from_str::<MetaItem>(raw.get()).ok()).collect();
+            read_metadata(&self.plan, &mut part, r, items, page.read_at);
+        } else {
+            read_json(&self.plan, &mut part, r, page.items, page.read_at);
+        }
+        self.snap.absorb(r, part, &mut self.gathered, &mut self.tally);
+    }
+
+    /// The snapshot, with what the dump's trailer says of the whole read.
+    pub fn finish(self, resources: &[ApiResource], trailer: dump::Trailer) -> Snapshot {
+        let Replay { mut snap, gathered, tally, .. } = self;
+        snap.objects = Chunked::from_pages(gathered.objects);
+        snap.pods = gathered.pods;
+        snap.workloads = gathered.workloads;
+        let mut listed = KindMap::new();
+        for l in trailer.listed {
+            let place = if l.namespaces.is_empty() {
+                owner_graph::Listed::Everywhere
+            } else {
+                owner_graph::Listed::In(l.namespaces.into_iter().collect())
+            };
+            listed.insert((l.group, l.kind), place);
+        }
+        snap.leases_listed = listed.contains_key(&KindRef("coordination.k8s.io", "Lease"));
+        snap.coverage = Coverage { served: served(resources), listed };
+        snap.server_time = trailer.server_time;
+        snap.skipped = trailer.skipped;
+        if let Some(u) = trailer.unscheduled {
+            let keys = u.keys.into_iter().collect();
+            snap.unscheduled = match u.namespace {
+                Some(ns) => Unscheduled::names(ns, keys),
+                None => Unscheduled::uids(keys),
+            }
+            .read_at(u.read_at);
+        }
+        snap.census = tally.finish();
+        snap.skipped.sort_by(|a, b| (&a.resource, &a.namespace).cmp(&(&b.resource, &b.namespace)));
+        snap
+    }
+}
 
 /// The types to list and how, by what the chosen mechanisms need.
-fn plan_types(resources: &[ApiResource], plan: &Plan) -> Planned {
+pub(super) fn plan_types(resources: &[ApiResource], plan: &Plan) -> Planned {
     owners_fetch::plan(resources).into_iter().filter_map(|r| read_for(&r, plan).map(|read| (r, read))).collect()
 }
 
@@ -451,7 +524,7 @@ async fn system_leases(session: &Session, scope: &Scope, wanted: bool) -> Option
 /// list. Either is cheap when most pods are running, and when most are not (a cluster with no
 /// nodes) the table answers a list of every pod in a tenth of the bytes. A server that
 /// cannot print pods as a table (406) is asked for the metadata list instead.
-async fn unscheduled_pods(session: &Session, scope: &Scope, wanted: bool) -> Result<Unscheduled, Skipped> {
+pub(super) async fn unscheduled_pods(session: &Session, scope: &Scope, wanted: bool) -> Result<Unscheduled, Skipped> {
     if !wanted {
         return Ok(Unscheduled::default());
     }

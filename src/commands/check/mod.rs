@@ -1,6 +1,7 @@
 //! `kubectl coord check`: every analysis in one run over lists read once, as one
 //! findings list by severity, for people (table), scripts (json/yaml) and CI (junit).
 
+pub mod dump;
 mod fetch;
 mod files;
 mod history;
@@ -106,6 +107,10 @@ pub struct CheckArgs {
     /// and client-side); fields others own that the files change are reported
     #[arg(long, value_name = "NAME")]
     pub field_manager: Option<String>,
+    /// Check a dump instead of the cluster, as of when it was taken: `kubectl coord dump`'s
+    /// file (- for stdin). Mechanisms the dump cannot feed are listed as not covered
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["filename", "kustomize", "offline"])]
+    pub from: Option<std::path::PathBuf>,
 }
 
 /// Which mechanisms run.
@@ -170,6 +175,10 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
         for line in &manifests.skipped {
             printer.warn(&format!("skipped {line}"));
         }
+    }
+    if let Some(path) = &args.from {
+        let report = collect_from(path, printer, args, plan, rules).await?;
+        return fleet::print_one(rendered(report, printer, false)?, printer, args.exit_code);
     }
     if args.offline {
         let namespace = crate::connect::kubeconfig::offline_namespace(conn);
@@ -312,6 +321,49 @@ impl Ending {
     }
 }
 
+/// check --from: a dump read as the cluster was when it was taken.
+async fn collect_from(
+    path: &std::path::Path,
+    printer: &Printer,
+    args: &CheckArgs,
+    plan: Plan,
+    rules: &Rules,
+) -> Result<render::Report> {
+    use crate::source::dump::{self, Record};
+    let (header, reader) = dump::open(path).map_err(usage)?;
+    let resources = header.resources;
+    let mut replay = fetch::Replay::new(plan);
+    let mut trailer = None;
+    let mut cut = None;
+    for record in reader {
+        match record {
+            Ok(Record::Page(page)) => tokio::task::block_in_place(|| replay.page(page)),
+            Ok(Record::Trailer(t)) => trailer = Some(t),
+            Ok(Record::Header(_)) => {}
+            Err(e) => {
+                cut = Some(e);
+                break;
+            }
+        }
+    }
+    let cut = cut.or_else(|| trailer.is_none().then(|| format!("{}: cut short (no trailer)", path.display())));
+    let mut snap = replay.finish(&resources, trailer.unwrap_or_default());
+    if let Some(why) = cut {
+        printer.warn(&format!("the dump is incomplete: {why}"));
+        snap.skipped.push(Skipped::new("the dump", None, format!("{why}: what came before is checked")));
+    }
+    let now = snap.server_time.unwrap_or_else(|| {
+        printer.warn("the dump has no server time; ages use the local clock");
+        Timestamp::now()
+    });
+    let scope = match header.namespace {
+        Some(ns) => Scope::Namespace(ns),
+        None => Scope::AllNamespaces,
+    };
+    let read = Read { session: None, context: header.context, snap, scope, resources, now };
+    analyzed(read, args, plan, rules, Vec::new()).await
+}
+
 /// The ignore file's rules (none without one); a file that cannot be read or is not valid
 /// is bad input (exit 2), named in one line.
 pub fn read_rules(path: Option<&std::path::Path>) -> Result<Rules> {
@@ -336,11 +388,35 @@ pub async fn collect(
         snap.skipped.extend(resources.skipped());
         anyhow::Ok((snap, scope, resources.resources))
     };
-    let (mut snap, scope, resources) = session.checking_namespace(read).await?;
+    let (snap, scope, resources) = session.checking_namespace(read).await?;
     let now = snap.server_time.unwrap_or_else(|| {
         printer.warn("the API server sent no Date header; ages use the local clock");
         Timestamp::now()
     });
+    let read = Read { session: Some(session), context: session.context.clone(), snap, scope, resources, now };
+    analyzed(read, args, plan, rules, Vec::new()).await
+}
+
+/// A snapshot read, from the cluster (`session`) or from a dump (None).
+struct Read<'a> {
+    session: Option<&'a Session>,
+    context: Option<String>,
+    snap: fetch::Snapshot,
+    scope: Scope,
+    resources: Vec<crate::analyze::resource_ref::ApiResource>,
+    /// The clock ages are judged by: the server's, or the dump's capture time.
+    now: Timestamp,
+}
+
+/// Every planned analysis over what was read.
+async fn analyzed(
+    read: Read<'_>,
+    args: &CheckArgs,
+    plan: Plan,
+    rules: &Rules,
+    not_covered: Vec<check::NotCovered>,
+) -> Result<render::Report> {
+    let Read { session, context, mut snap, scope, resources, now } = read;
     let mut summaries: BTreeMap<Mechanism, Summary> = BTreeMap::new();
     let mut count = |m: Mechanism, kind: &str, n: usize| {
         *summaries.entry(m).or_default().checked.entry(kind.to_string()).or_default() += n;
@@ -413,15 +489,7 @@ pub async fn collect(
         snap.skipped.extend(read.skipped);
         log_notes = read.notes;
     }
-    let ending = Ending {
-        context: session.context.clone(),
-        scope,
-        now,
-        summaries,
-        found,
-        notes: log_notes,
-        not_covered: Vec::new(),
-    };
+    let ending = Ending { context, scope, now, summaries, found, notes: log_notes, not_covered };
     let report = ending.report(args, &plan, rules, &mut snap);
     super::drop_later(snap);
     Ok(report)
@@ -562,14 +630,20 @@ struct Lookups {
 /// cover. When they covered all (the usual case) the findings were already made, on the
 /// analyses' thread.
 async fn trace_findings(
-    session: &Session,
+    session: Option<&Session>,
     forest: &TraceSnapshot,
     found: &[Stall],
     mut lookups: Lookups,
     now: Timestamp,
 ) -> Vec<Finding> {
     let missing = std::mem::take(&mut lookups.missing);
-    lookups.found.extend(crate::commands::trace::fetch::leases(session, missing).await);
+    match session {
+        Some(session) => lookups.found.extend(crate::commands::trace::fetch::leases(session, missing).await),
+        // A dump holds what it holds.
+        None => {
+            lookups.found.extend(missing.into_iter().map(|k| (k, LeaseLookup::Unreadable("not in the dump".into()))))
+        }
+    }
     judged_stalls(forest, found, &lookups.found, now)
 }
 

@@ -1,0 +1,212 @@
+//! The format of `kubectl coord dump`: what `check` reads of a cluster, for `check --from` to
+//! read offline. gzip'd JSON Lines, one record per line: a header (the context, the scope,
+//! what discovery served), a page per list page as it came (the resource, whether it was read
+//! metadata-only, the Date of its answer, its items), and a trailer (the server's clock, where
+//! each kind was listed, what could not be read and why, the pods with no node). Each list is
+//! a gzip member of its own, written when complete: members concatenated are one gzip stream.
+//! Items keep what the analyses read: whole controllers, PDBs, Leases and LeaseCandidates;
+//! every other object's metadata with managedFields only for the kinds the fields census
+//! reads, and no annotation but coord's own ignore annotations (a Secret keeps none at all:
+//! no Secret data or annotation value is ever written).
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::snapshot::{ApiResource, Skipped};
+
+pub const API_VERSION: &str = "kubectl-coord/v1";
+pub const KIND: &str = "CoordDump";
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Header {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(default)]
+    pub context: Option<String>,
+    /// The namespace dumped; None: all namespaces.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Every resource discovery reported served.
+    pub resources: Vec<ApiResource>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Page {
+    pub resource: ApiResource,
+    /// Read metadata-only (PartialObjectMetadata), else whole.
+    #[serde(default)]
+    pub metadata_only: bool,
+    /// kube-system's Leases, read beside a one-namespace dump for trace's built-in controllers.
+    #[serde(default)]
+    pub system_leases: bool,
+    #[serde(default)]
+    pub read_at: Option<Timestamp>,
+    pub items: Vec<Box<RawValue>>,
+}
+
+/// Where a kind was listed: everywhere, or in these namespaces.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedKind {
+    pub group: String,
+    pub kind: String,
+    /// Empty: cluster-wide.
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unscheduled {
+    /// Some: `keys` are pod names in it; None: uids.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    pub keys: Vec<String>,
+    #[serde(default)]
+    pub read_at: Option<Timestamp>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trailer {
+    /// The server's clock when the dump was read: `check --from`'s now.
+    pub server_time: Option<Timestamp>,
+    pub listed: Vec<ListedKind>,
+    pub skipped: Vec<Skipped>,
+    /// None when it could not be read (then in `skipped`).
+    pub unscheduled: Option<Unscheduled>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Record {
+    Header(Header),
+    Page(Page),
+    Trailer(Trailer),
+}
+
+/// A dump being read, a record at a time.
+pub struct Reader {
+    lines: Box<dyn BufRead>,
+    shown: String,
+    line: usize,
+    buf: String,
+}
+
+/// Opens `path` (plain or gzip, told by its first bytes; - for stdin) and reads its header.
+/// Err: not a dump (the caller may try other formats) or unreadable, in one line.
+pub fn open(path: &Path) -> Result<(Header, Reader), String> {
+    let shown = path.display().to_string();
+    let raw: Box<dyn Read> = if path == Path::new("-") {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?)
+    };
+    let mut raw = BufReader::with_capacity(256 * 1024, raw);
+    let gzip = raw.fill_buf().map_err(|e| format!("{shown}: {e}"))?.starts_with(&[0x1f, 0x8b]);
+    let lines: Box<dyn BufRead> = if gzip {
+        Box::new(BufReader::with_capacity(256 * 1024, flate2::bufread::MultiGzDecoder::new(raw)))
+    } else {
+        Box::new(raw)
+    };
+    let mut reader = Reader { lines, shown, line: 0, buf: String::new() };
+    match reader.next() {
+        Some(Ok(Record::Header(h))) if h.kind == KIND => Ok((h, reader)),
+        // An unreadable gzip or file says so; anything else is some other format.
+        Some(Err(e)) if !e.contains("not a dump record") => Err(e),
+        _ => Err(format!("{}: not a kubectl coord dump (no {KIND} header)", reader.shown)),
+    }
+}
+
+impl Iterator for Reader {
+    type Item = Result<Record, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            self.buf.clear();
+            self.line += 1;
+            match self.lines.read_line(&mut self.buf) {
+                Ok(0) => return None,
+                Ok(_) if self.buf.trim().is_empty() => continue,
+                Ok(_) => {
+                    return Some(
+                        serde_json::from_str(&self.buf)
+                            .map_err(|e| format!("{}:{}: not a dump record: {e}", self.shown, self.line)),
+                    );
+                }
+                // A truncated gzip ends in an error: what came before it stands.
+                Err(e) => return Some(Err(format!("{}:{}: {e}", self.shown, self.line))),
+            }
+        }
+    }
+}
+
+/// What a dump keeps of a metadata-only item: its metadata less managedFields (unless
+/// `fields`) and less every annotation but coord's own (all of them for a Secret).
+pub fn trim_metadata(item: &RawValue, fields: bool, secret: bool) -> Option<Box<RawValue>> {
+    let mut value: serde_json::Value = serde_json::from_str(item.get()).ok()?;
+    let metadata = value.get_mut("metadata")?.as_object_mut()?;
+    if !fields {
+        metadata.remove("managedFields");
+    }
+    if let Some(annotations) = metadata.get_mut("annotations").and_then(|a| a.as_object_mut()) {
+        annotations.retain(|k, _| !secret && k.starts_with("kubectl-coord/"));
+        if annotations.is_empty() {
+            metadata.remove("annotations");
+        }
+    }
+    // A Secret's data is not in a metadata-only item; its type and data are dropped all the same.
+    if let Some(object) = value.as_object_mut() {
+        object.retain(|k, _| k == "metadata" || k == "apiVersion" || k == "kind");
+    }
+    serde_json::value::to_raw_value(&value).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_keeps_no_annotation_and_others_only_coords_own() {
+        let item = RawValue::from_string(
+            r#"{"apiVersion":"v1","kind":"Secret","data":{"k":"c2VjcmV0"},"metadata":{"name":"s","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"k\":\"c2VjcmV0\"}}","kubectl-coord/ignore":"CO201"},"managedFields":[{"manager":"kubectl"}]}}"#.into(),
+        )
+        .unwrap();
+        let secret = trim_metadata(&item, false, true).unwrap();
+        assert!(!secret.get().contains("c2VjcmV0") && !secret.get().contains("annotations"), "{}", secret.get());
+        assert!(!secret.get().contains("managedFields"));
+        let other = trim_metadata(&item, true, false).unwrap();
+        assert!(other.get().contains("kubectl-coord/ignore") && other.get().contains("managedFields"));
+        assert!(!other.get().contains("last-applied") && !other.get().contains("c2VjcmV0"), "{}", other.get());
+    }
+
+    #[test]
+    fn records_round_trip_and_a_foreign_file_is_not_a_dump() {
+        let dir = std::env::temp_dir().join(format!("coord-dump-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let header = Record::Header(Header {
+            api_version: API_VERSION.into(),
+            kind: KIND.into(),
+            context: Some("kind".into()),
+            namespace: None,
+            resources: Vec::new(),
+        });
+        let trailer = Record::Trailer(Trailer::default());
+        let text =
+            format!("{}\n{}\n", serde_json::to_string(&header).unwrap(), serde_json::to_string(&trailer).unwrap());
+        let path = dir.join("d.jsonl");
+        std::fs::write(&path, &text).unwrap();
+        let (h, reader) = open(&path).unwrap();
+        assert_eq!(h.context.as_deref(), Some("kind"));
+        assert!(matches!(reader.collect::<Vec<_>>()[..], [Ok(Record::Trailer(_))]));
+        std::fs::write(&path, "{\"kind\":\"List\"}\n").unwrap();
+        assert!(open(&path).err().unwrap().contains("not a kubectl coord dump"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
