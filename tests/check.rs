@@ -475,3 +475,64 @@ fn a_dump_checked_offline_finds_what_the_live_check_finds() {
     c.coord_bare(&["check", "--from", foreign.to_str().unwrap()]).code(2).one_line_error("not a kubectl coord dump");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// (code, object) of each finding in `ns`.
+fn codes_in(report: &Value, ns: &str) -> BTreeSet<(String, String)> {
+    findings_in(report, ns).into_iter().map(|(code, object, _)| (code, object)).collect()
+}
+
+/// The real `kubectl cluster-info dump`, as a directory (with and without
+/// --show-managed-fields) and as its standard output: `check --from` finds the live findings
+/// less those whose input the format lacks (Leases, PodDisruptionBudgets, ConfigMaps; fields
+/// without managedFields), and lists those mechanisms as not covered: never complete.
+#[test]
+fn a_cluster_info_dump_gives_the_live_findings_its_format_can_feed() {
+    let c = cluster();
+    let ns = broken_namespace(&c);
+    let flags = ["-o", "json", "--stall-after", "2s", "--min-severity", "info"];
+    let live = c.coord("admin", &[&["check", "-n", &ns][..], &flags].concat()).ok().json();
+    let dumped_kinds = ["deployment.apps/", "replicaset.apps/", "daemonset.apps/", "pod/", "service/"];
+    let expected = |fields: bool| -> BTreeSet<(String, String)> {
+        codes_in(&live, &ns)
+            .into_iter()
+            .filter(|(code, object)| {
+                dumped_kinds.iter().any(|k| object.starts_with(k))
+                    && !code.starts_with("CO1")
+                    && code != "CO302"
+                    && (fields || !code.starts_with("CO4"))
+            })
+            .collect()
+    };
+    let dir = std::env::temp_dir().join(format!("{ns}-cluster-info"));
+    for (managed, name) in [(false, "plain"), (true, "managed")] {
+        let out = dir.join(name);
+        let mut args = vec!["cluster-info", "dump", "--namespaces", &ns, "--output-directory", out.to_str().unwrap()];
+        if managed {
+            args.push("--show-managed-fields");
+        }
+        c.kubectl(&args).ok();
+        let from = c.coord_bare(&[&["check", "--from", out.to_str().unwrap()][..], &flags].concat()).ok().json();
+        common::schema::conforms(&from);
+        assert_eq!(from["namespace"], ns.as_str());
+        assert_eq!(codes_in(&from, &ns), expected(managed), "{name}: live {live:#}\nfrom the dump {from:#}");
+        assert!(expected(managed).len() >= 3, "overlaps and stalls at least: {live:#}");
+        assert_eq!(from["complete"], false);
+        let uncovered: Vec<&str> =
+            from["notCovered"].as_array().unwrap().iter().map(|n| n["mechanism"].as_str().unwrap()).collect();
+        let want: &[&str] =
+            if managed { &["leases", "owners", "overlaps"] } else { &["leases", "owners", "overlaps", "fields"] };
+        assert_eq!(uncovered, want, "{name}");
+    }
+    // Its standard output, logs and all, as a file.
+    let stream = dir.join("stream.txt");
+    let out = c.kubectl(&["cluster-info", "dump", "--namespaces", &ns, "--show-managed-fields"]).ok();
+    std::fs::write(&stream, &out.stdout).unwrap();
+    let from = c.coord_bare(&[&["check", "--from", stream.to_str().unwrap()][..], &flags].concat()).ok().json();
+    assert_eq!(codes_in(&from, &ns), expected(true), "stream: {from:#}");
+    // A List that is not JSON is skipped and named; the rest is read.
+    std::fs::write(dir.join("plain").join(&ns).join("services.json"), "{ not json").unwrap();
+    let run = c.coord_bare(&["check", "--from", dir.join("plain").to_str().unwrap(), "-o", "json"]).ok();
+    assert!(run.stderr.contains("services.json: not a List"), "{}", run.stderr);
+    assert!(!codes_in(&run.json(), &ns).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -20,6 +20,22 @@ pub struct ApiResource {
 }
 
 impl ApiResource {
+    /// A resource known without discovery (a built-in kind a command or a dump format
+    /// names), listable.
+    pub fn known(group: &str, version: &str, plural: &str, kind: &str, namespaced: bool) -> ApiResource {
+        ApiResource {
+            group: group.into(),
+            version: version.into(),
+            plural: plural.into(),
+            singular: kind.to_lowercase(),
+            kind: kind.into(),
+            short_names: Vec::new(),
+            namespaced,
+            verbs: vec!["get".into(), "list".into(), "watch".into()],
+            preferred: true,
+        }
+    }
+
     pub fn group_version(&self) -> String {
         if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
     }

@@ -99,9 +99,19 @@ pub struct Reader {
     buf: String,
 }
 
-/// Opens `path` (plain or gzip, told by its first bytes; - for stdin) and reads its header.
-/// Err: not a dump (the caller may try other formats) or unreadable, in one line.
-pub fn open(path: &Path) -> Result<(Header, Reader), String> {
+/// What a file turned out to be.
+pub enum Opened {
+    Dump(Header, Reader),
+    /// Not a dump: its first line and a reader of the rest (decompressed), for other formats.
+    Other {
+        first: String,
+        rest: Box<dyn BufRead>,
+    },
+}
+
+/// Opens `path` (plain or gzip, told by its first bytes; - for stdin) and reads its first
+/// line. Err: unreadable, in one line.
+pub fn open(path: &Path) -> Result<Opened, String> {
     let shown = path.display().to_string();
     let raw: Box<dyn Read> = if path == Path::new("-") {
         Box::new(std::io::stdin())
@@ -110,17 +120,18 @@ pub fn open(path: &Path) -> Result<(Header, Reader), String> {
     };
     let mut raw = BufReader::with_capacity(256 * 1024, raw);
     let gzip = raw.fill_buf().map_err(|e| format!("{shown}: {e}"))?.starts_with(&[0x1f, 0x8b]);
-    let lines: Box<dyn BufRead> = if gzip {
+    let mut lines: Box<dyn BufRead> = if gzip {
         Box::new(BufReader::with_capacity(256 * 1024, flate2::bufread::MultiGzDecoder::new(raw)))
     } else {
         Box::new(raw)
     };
-    let mut reader = Reader { lines, shown, line: 0, buf: String::new() };
-    match reader.next() {
-        Some(Ok(Record::Header(h))) if h.kind == KIND => Ok((h, reader)),
-        // An unreadable gzip or file says so; anything else is some other format.
-        Some(Err(e)) if !e.contains("not a dump record") => Err(e),
-        _ => Err(format!("{}: not a kubectl coord dump (no {KIND} header)", reader.shown)),
+    let mut first = String::new();
+    lines.read_line(&mut first).map_err(|e| format!("{shown}:1: {e}"))?;
+    match serde_json::from_str::<Record>(&first) {
+        Ok(Record::Header(h)) if h.kind == KIND => {
+            Ok(Opened::Dump(h, Reader { lines, shown, line: 1, buf: String::new() }))
+        }
+        _ => Ok(Opened::Other { first, rest: lines }),
     }
 }
 
@@ -202,11 +213,11 @@ mod tests {
             format!("{}\n{}\n", serde_json::to_string(&header).unwrap(), serde_json::to_string(&trailer).unwrap());
         let path = dir.join("d.jsonl");
         std::fs::write(&path, &text).unwrap();
-        let (h, reader) = open(&path).unwrap();
+        let Ok(Opened::Dump(h, reader)) = open(&path) else { panic!("not read as a dump") };
         assert_eq!(h.context.as_deref(), Some("kind"));
         assert!(matches!(reader.collect::<Vec<_>>()[..], [Ok(Record::Trailer(_))]));
         std::fs::write(&path, "{\"kind\":\"List\"}\n").unwrap();
-        assert!(open(&path).err().unwrap().contains("not a kubectl coord dump"));
+        assert!(matches!(open(&path), Ok(Opened::Other { first, .. }) if first.contains("List")));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -3,5 +3,6 @@
 //! src/analyze take.
 
 pub mod audit;
+pub mod cluster_info;
 pub mod dump;
 pub mod files;

@@ -329,25 +329,68 @@ async fn collect_from(
     plan: Plan,
     rules: &Rules,
 ) -> Result<render::Report> {
-    use crate::source::dump::{self, Record};
-    let (header, reader) = dump::open(path).map_err(usage)?;
+    use crate::source::cluster_info;
+    use crate::source::dump::{self, Opened, Record};
+    let shown = path.display().to_string();
+    // A dump's records, and what its format cannot feed (by mechanism name).
+    let (header, mut records, mut cluster_info): (_, Box<dyn Iterator<Item = Result<Record, String>>>, _) =
+        if cluster_info::is_directory_dump(path) {
+            let (header, reader) = cluster_info::open_directory(path).map_err(usage)?;
+            (header, Box::new(std::iter::empty()), Some(reader))
+        } else {
+            match dump::open(path).map_err(usage)? {
+                Opened::Dump(header, reader) => (header, Box::new(reader), None),
+                Opened::Other { first, rest } if cluster_info::starts_stream(&first) => {
+                    let (header, reader) = cluster_info::open_stream(path, &first, rest);
+                    (header, Box::new(std::iter::empty()), Some(reader))
+                }
+                Opened::Other { .. } => {
+                    return Err(usage(format!(
+                        "{shown}: not a kubectl coord dump or a kubectl cluster-info dump (see docs/check.md for the formats)"
+                    )));
+                }
+            }
+        };
     let resources = header.resources;
     let mut replay = fetch::Replay::new(plan);
     let mut trailer = None;
     let mut cut = None;
-    for record in reader {
+    // A List of a cluster-info dump that cannot be read is skipped, the rest read; a coord
+    // dump that cannot be read further was cut short.
+    let mut bad_lists = Vec::new();
+    let foreign = cluster_info.is_some();
+    let records: &mut dyn Iterator<Item = Result<Record, String>> = match cluster_info.as_mut() {
+        Some(reader) => reader,
+        None => &mut records,
+    };
+    for record in records {
         match record {
             Ok(Record::Page(page)) => tokio::task::block_in_place(|| replay.page(page)),
             Ok(Record::Trailer(t)) => trailer = Some(t),
             Ok(Record::Header(_)) => {}
+            Err(e) if foreign => bad_lists.push(e),
             Err(e) => {
                 cut = Some(e);
                 break;
             }
         }
     }
+    let mut not_covered: Vec<check::NotCovered> = cluster_info
+        .as_ref()
+        .map(|r| r.not_covered())
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(name, why)| {
+            let m = Mechanism::ALL.into_iter().find(|m| m.name() == name)?;
+            plan.runs(m).then_some(check::NotCovered { mechanism: m, why })
+        })
+        .collect();
+    not_covered.sort_by_key(|n| n.mechanism);
     let cut = cut.or_else(|| trailer.is_none().then(|| format!("{}: cut short (no trailer)", path.display())));
     let mut snap = replay.finish(&resources, trailer.unwrap_or_default());
+    for why in bad_lists {
+        snap.skipped.push(Skipped::new("a List of the dump", None, why));
+    }
     if let Some(why) = cut {
         printer.warn(&format!("the dump is incomplete: {why}"));
         snap.skipped.push(Skipped::new("the dump", None, format!("{why}: what came before is checked")));
@@ -361,7 +404,7 @@ async fn collect_from(
         None => Scope::AllNamespaces,
     };
     let read = Read { session: None, context: header.context, snap, scope, resources, now };
-    analyzed(read, args, plan, rules, Vec::new()).await
+    analyzed(read, args, plan, rules, not_covered).await
 }
 
 /// The ignore file's rules (none without one); a file that cannot be read or is not valid

@@ -208,17 +208,7 @@ struct TextEntry<'a> {
 pub async fn collect(session: &Session, extra_kinds: &[String]) -> Result<Census> {
     let mut targets: Vec<ApiResource> = DEFAULT_KINDS
         .iter()
-        .map(|&(group, version, plural, kind)| ApiResource {
-            group: group.into(),
-            version: version.into(),
-            plural: plural.into(),
-            singular: kind.to_lowercase(),
-            kind: kind.into(),
-            short_names: Vec::new(),
-            namespaced: true,
-            verbs: vec!["list".into()],
-            preferred: true,
-        })
+        .map(|&(group, version, plural, kind)| ApiResource::known(group, version, plural, kind, true))
         .collect();
     if !extra_kinds.is_empty() {
         let resources = discovery::discover(&session.conn).await?;
