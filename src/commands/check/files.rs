@@ -72,25 +72,23 @@ pub fn plan(asked: Plan, offline: bool) -> Plan {
     }
 }
 
-/// What the asked mechanisms -f does not run, and why.
+/// What the asked mechanisms -f cannot check, and why: offline, owners and fields need the
+/// live objects. (Leases and trace judge what runs: nothing in the files runs yet, so they
+/// have nothing to say of them and are not run; [`NOT_RUN`] says so.)
 pub fn not_covered(asked: Plan, offline: bool) -> Vec<NotCovered> {
     let mut out = Vec::new();
     let mut say = |m: Mechanism, why: &str| out.push(NotCovered { mechanism: m, why: why.to_string() });
-    if asked.leases {
-        say(Mechanism::Leases, "files do not say who holds a lease: check it live");
-    }
-    if asked.trace {
-        say(Mechanism::Trace, "files have no status to stall: check it live");
-    }
     if offline && asked.owners {
         say(Mechanism::Owners, "--offline: the owners the files name live in the cluster");
     }
     if offline && asked.fields {
         say(Mechanism::Fields, "--offline: who owns the fields is the live objects' managedFields");
     }
-    out.sort_by_key(|n| n.mechanism);
     out
 }
+
+/// Said on stderr when leases or trace were asked for (by default they are).
+pub const NOT_RUN: &str = "leases and trace judge what runs: they are not run on files (run check without -f for them)";
 
 /// What the files add to a report.
 #[derive(Default)]

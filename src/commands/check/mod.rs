@@ -271,13 +271,17 @@ async fn collect_files(
             *summaries.entry(m).or_default().checked.entry(kind).or_default() += n;
         }
     }
+    let mut notes = laid.notes;
+    if asked.leases || asked.trace {
+        notes.push(files::NOT_RUN.to_string());
+    }
     let ending = Ending {
         context: session.and_then(|s| s.context.clone()),
         scope,
         now,
         summaries,
         found,
-        notes: laid.notes,
+        notes,
         not_covered: files::not_covered(asked, offline),
     };
     Ok(ending.report(args, &plan, rules, &mut snap))
