@@ -345,4 +345,15 @@ mod tests {
         assert_eq!(t.unscheduled.as_ref().unwrap().keys, ["u1"], "a pod with no node");
         assert_eq!(t.listed.len(), 2);
     }
+
+    proptest::proptest! {
+        /// A cluster-info dump's stream is untrusted: any text after an opening brace is Lists,
+        /// a List's error, or the trailer, never a panic.
+        #[test]
+        fn any_stream_is_lists_or_errors(text in "[{}\\[\\]\":,a-z0-9 \n=]{0,300}") {
+            let rest: Box<dyn BufRead> = Box::new(std::io::Cursor::new(text.into_bytes()));
+            let (_, reader) = open_stream(Path::new("-"), "{\n", rest);
+            for _ in reader.take(1000) {}
+        }
+    }
 }

@@ -220,4 +220,26 @@ mod tests {
         assert!(matches!(open(&path), Ok(Opened::Other { first, .. }) if first.contains("List")));
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    proptest::proptest! {
+        /// A dump is untrusted input: any bytes (plain, or gzip cut anywhere) are records, a
+        /// line's error, or not a dump, never a panic.
+        #[test]
+        fn any_bytes_are_records_or_errors(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300), cut in 0usize..400) {
+            let dir = std::env::temp_dir().join(format!("coord-dump-fuzz-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("d");
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            let header = format!("{{\"header\":{{\"apiVersion\":\"v\",\"kind\":\"{KIND}\",\"resources\":[]}}}}\n");
+            std::io::Write::write_all(&mut gz, header.as_bytes()).unwrap();
+            std::io::Write::write_all(&mut gz, &bytes).unwrap();
+            let zipped = gz.finish().unwrap();
+            for body in [bytes.clone(), zipped[..cut.min(zipped.len())].to_vec()] {
+                std::fs::write(&path, &body).unwrap();
+                if let Ok(Opened::Dump(_, reader)) = open(&path) {
+                    for _ in reader.take(1000) {}
+                }
+            }
+        }
+    }
 }
