@@ -19,7 +19,7 @@ pub const METADATA_PAGE_SIZE: usize = 2000;
 /// The page size for `accept`, or KUBECTL_COORD_PAGE_SIZE when set (tests use a tiny one).
 pub fn page_size(accept: Accept) -> usize {
     forced_page_size().unwrap_or(match accept {
-        Accept::MetadataList | Accept::Table => METADATA_PAGE_SIZE,
+        Accept::MetadataList | Accept::MetadataListJson | Accept::Table => METADATA_PAGE_SIZE,
         _ => PAGE_SIZE,
     })
 }

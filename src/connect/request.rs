@@ -25,6 +25,9 @@ pub enum Accept {
     Json,
     /// `PartialObjectMetadataList`: metadata only (labels, ownerReferences, managedFields).
     MetadataList,
+    /// [`Accept::MetadataList`] as JSON only: for a caller that keeps each item as its text
+    /// (the dump), which a protobuf answer would have to be turned back into.
+    MetadataListJson,
     /// `PartialObjectMetadata` for a single object.
     Metadata,
     /// Aggregated discovery (`APIGroupDiscoveryList`, apidiscovery.k8s.io/v2).
@@ -42,7 +45,9 @@ impl Accept {
                 "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,\
                  application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
             }
-            Accept::MetadataList => "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+            Accept::MetadataList | Accept::MetadataListJson => {
+                "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+            }
             Accept::Metadata => "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
             Accept::AggregatedDiscovery => {
                 "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"

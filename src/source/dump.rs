@@ -9,6 +9,7 @@
 //! reads, and no annotation but coord's own ignore annotations (a Secret keeps none at all:
 //! no Secret data or annotation value is ever written).
 
+use std::borrow::Cow;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -158,25 +159,99 @@ impl Iterator for Reader {
     }
 }
 
-/// What a dump keeps of a metadata-only item: its metadata less managedFields (unless
-/// `fields`) and less every annotation but coord's own (all of them for a Secret).
-pub fn trim_metadata(item: &RawValue, fields: bool, secret: bool) -> Option<Box<RawValue>> {
-    let mut value: serde_json::Value = serde_json::from_str(item.get()).ok()?;
-    let metadata = value.get_mut("metadata")?.as_object_mut()?;
-    if !fields {
-        metadata.remove("managedFields");
-    }
-    if let Some(annotations) = metadata.get_mut("annotations").and_then(|a| a.as_object_mut()) {
-        annotations.retain(|k, _| !secret && k.starts_with("kubectl-coord/"));
-        if annotations.is_empty() {
-            metadata.remove("annotations");
+/// A JSON object's members in order, each value left as its text.
+struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Members<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Members<'a>, M::Error> {
+                let mut out = Vec::new();
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    let value: &'de RawValue = map.next_value()?;
+                    out.push((key, value));
+                }
+                Ok(Members(out))
+            }
         }
+        d.deserialize_map(Visit(std::marker::PhantomData))
     }
-    // A Secret's data is not in a metadata-only item; its type and data are dropped all the same.
-    if let Some(object) = value.as_object_mut() {
-        object.retain(|k, _| k == "metadata" || k == "apiVersion" || k == "kind");
+}
+
+impl Members<'_> {
+    /// `{"k":v,...}`, the values as they were.
+    fn write(&self, out: &mut String) {
+        out.push('{');
+        for (i, (k, v)) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&serde_json::to_string(k).unwrap_or_default());
+            out.push(':');
+            out.push_str(v.get());
+        }
+        out.push('}');
     }
-    serde_json::value::to_raw_value(&value).ok()
+}
+
+/// What a dump keeps of a metadata-only item: apiVersion, kind and its metadata, less
+/// managedFields (unless `fields`) and every annotation but coord's own (all of them for a
+/// Secret). The values kept are copied as their text: no tree of the item is built (which
+/// cost the dump twice check's time).
+pub fn trim_metadata(item: &RawValue, fields: bool, secret: bool) -> Option<Box<RawValue>> {
+    let top: Members = serde_json::from_str(item.get()).ok()?;
+    let mut out = String::with_capacity(item.get().len() / 2);
+    out.push('{');
+    let mut first = true;
+    for (k, v) in &top.0 {
+        // A Secret's data is not in a metadata-only item; anything but these three is dropped all the same.
+        if !matches!(&**k, "apiVersion" | "kind" | "metadata") {
+            continue;
+        }
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        out.push_str(&serde_json::to_string(k).ok()?);
+        out.push(':');
+        if k != "metadata" {
+            out.push_str(v.get());
+            continue;
+        }
+        let mut metadata: Members = serde_json::from_str(v.get()).ok()?;
+        metadata.0.retain(|(k, _)| fields || k != "managedFields");
+        let mut annotations = None;
+        if let Some(at) = metadata.0.iter().position(|(k, _)| k == "annotations") {
+            let (_, raw) = metadata.0.remove(at);
+            let mut kept: Members = serde_json::from_str(raw.get()).unwrap_or(Members(Vec::new()));
+            kept.0.retain(|(k, _)| !secret && k.starts_with("kubectl-coord/"));
+            if !kept.0.is_empty() {
+                let mut text = String::new();
+                kept.write(&mut text);
+                annotations = Some(text);
+            }
+        }
+        let mut text = String::new();
+        metadata.write(&mut text);
+        if let Some(a) = annotations {
+            text.pop();
+            if metadata.0.is_empty() {
+                text.push_str("\"annotations\":");
+            } else {
+                text.push_str(",\"annotations\":");
+            }
+            text.push_str(&a);
+            text.push('}');
+        }
+        out.push_str(&text);
+    }
+    out.push('}');
+    RawValue::from_string(out).ok()
 }
 
 #[cfg(test)]
@@ -193,6 +268,18 @@ mod tests {
         assert!(!secret.get().contains("c2VjcmV0") && !secret.get().contains("annotations"), "{}", secret.get());
         assert!(!secret.get().contains("managedFields"));
         let other = trim_metadata(&item, true, false).unwrap();
+        // What is kept is what a tree of the item keeps, escapes and all.
+        let odd = RawValue::from_string(
+            r#"{"kind":"Pod","spec":{"x":1},"metadata":{"name":"a\"b\u00e9","annotations":{"kubectl-coord/ignore":"CO1\n","x":"y"},"labels":{"k":"v"}}}"#
+                .into(),
+        )
+        .unwrap();
+        let kept: serde_json::Value = serde_json::from_str(trim_metadata(&odd, false, false).unwrap().get()).unwrap();
+        assert_eq!(
+            kept,
+            serde_json::json!({"kind": "Pod", "metadata": {"name": "a\"b\u{e9}", "labels": {"k": "v"},
+                "annotations": {"kubectl-coord/ignore": "CO1\n"}}})
+        );
         assert!(other.get().contains("kubectl-coord/ignore") && other.get().contains("managedFields"));
         assert!(!other.get().contains("last-applied") && !other.get().contains("c2VjcmV0"), "{}", other.get());
     }

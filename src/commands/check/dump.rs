@@ -35,7 +35,7 @@ struct Member {
 
 impl Member {
     fn record(&mut self, record: &Record) {
-        let gz = self.gz.get_or_insert_with(|| GzEncoder::new(Vec::new(), Compression::default()));
+        let gz = self.gz.get_or_insert_with(|| GzEncoder::new(Vec::new(), Compression::fast()));
         let written = serde_json::to_writer(&mut *gz, record)
             .map_err(|e| e.to_string())
             .and_then(|()| gz.write_all(b"\n").map_err(|e| e.to_string()));
@@ -100,7 +100,15 @@ pub async fn write(session: &Session, out: &mut dyn Write) -> Result<Written> {
     let progress = Progress::new(whole.len() + meta.len());
     let (whole_lists, meta_lists, unscheduled, system) = futures::join!(
         list_types(session, &whole, &scope, |_| Accept::Json, FULL_CONCURRENCY, &progress, Intake { page, list: take }),
-        list_types(session, &meta, &scope, |_| Accept::MetadataList, FAN_OUT, &progress, Intake { page, list: take }),
+        list_types(
+            session,
+            &meta,
+            &scope,
+            |_| Accept::MetadataListJson,
+            FAN_OUT,
+            &progress,
+            Intake { page, list: take }
+        ),
         fetch::unscheduled_pods(session, &scope, true),
         async {
             match &scope {
