@@ -91,6 +91,13 @@ fn findings_in(report: &Value, ns: &str) -> Vec<(String, String)> {
     found
 }
 
+/// The priority levels both tests need, applied once per test binary: two concurrent
+/// `kubectl apply`s of one new object race to create it, and the loser fails with AlreadyExists.
+fn priority_and_fairness(c: &Cluster) {
+    static APPLIED: std::sync::Once = std::sync::Once::new();
+    APPLIED.call_once(|| c.apply(PRIORITY_AND_FAIRNESS));
+}
+
 fn throttled(c: &Cluster, args: &[&str]) -> common::Run {
     let mut all = args.to_vec();
     all.extend(["--as", THROTTLED_USER]);
@@ -110,7 +117,7 @@ fn throttled_count(stderr: &str) -> usize {
 #[test]
 fn a_throttled_run_retries_to_the_same_findings_and_says_so() {
     let c = cluster();
-    c.apply(PRIORITY_AND_FAIRNESS);
+    priority_and_fairness(&c);
     let ns = c.fresh_namespace("coord-throttle");
     c.apply(&workloads(&ns));
     // The flow schema takes effect once the API server's APF controller has read it.
@@ -186,7 +193,7 @@ fn a_throttled_run_judges_each_object_by_its_own_answers_clock() {
     // e6ddf95 would pass all six windows about 0.3% of the time.
     const WINDOWS: usize = 6;
     let c = cluster();
-    c.apply(PRIORITY_AND_FAIRNESS);
+    priority_and_fairness(&c);
     common::wait_for("the coord-throttled priority level", 30, || {
         let out = c.kubectl(&["get", "--raw", "/debug/api_priority_and_fairness/dump_priority_levels"]).ok();
         out.stdout.contains("coord-throttled")
