@@ -43,7 +43,7 @@ build_set() {
     # An explicit exit: errexit does not reach into the $(...) that callers run this in, and
     # a failed build must not be marked complete.
     (cd "$moddir" && env CGO_ENABLED=0 GOFLAGS=-mod=readonly ${GOTOOLCHAIN_FOR_BUILD:+GOTOOLCHAIN=$GOTOOLCHAIN_FOR_BUILD} \
-        go build -trimpath -tags selinux,notest -ldflags "$ldflags" -o "$out/bin/" "$pkg") \
+        go build -trimpath -tags "selinux,notest${GOTAGS_FOR_BUILD:+,$GOTAGS_FOR_BUILD}" -ldflags "$ldflags" -o "$out/bin/" "$pkg") \
       || { log "FAILED: go build $pkg"; exit 1; }
   done
   log "built $name in $((SECONDS - start))s"
@@ -100,6 +100,13 @@ if [[ ! -s "$kwok_bin/stages.yaml" ]]; then
   mv "$kwok_bin/stages.yaml.tmp" "$kwok_bin/stages.yaml"
 fi
 
+# replicatedhq/troubleshoot's support-bundle CLI, whose bundles `check --from` reads
+# (tests/check.rs), with the build tags of its own Makefile (no cgo for container images).
+TROUBLESHOOT_VERSION=$(mod_version "$here/troubleshoot" github.com/replicatedhq/troubleshoot)
+troubleshoot_bin=$(GOTAGS_FOR_BUILD=netgo,containers_image_ostree_stub,exclude_graphdriver_devicemapper,exclude_graphdriver_btrfs,containers_image_openpgp \
+  build_set troubleshoot "$TROUBLESHOOT_VERSION" "$(pin_hash "$here/troubleshoot")" "$here/troubleshoot" "-s -w" \
+  github.com/replicatedhq/troubleshoot/cmd/troubleshoot)
+
 # A leader-electing controller-runtime manager, as operators are built, for the lease tests.
 ctrlrt_bin=$(build_set ctrlrt "$CTRLRT_VERSION" "$(pin_hash "$here/ctrlrt" "$here/ctrlrt/main.go")" "$here/ctrlrt" "-s -w" .)
 
@@ -117,6 +124,7 @@ ln -sf "$toxiproxy_bin/server" "$bin/toxiproxy-server"
 ln -sf "$kwok_bin/kwok" "$bin/kwok"
 ln -sf "$ctrlrt_bin/ctrlrt" "$bin/coord-test-ctrlrt"
 ln -sf "$kwok_bin/stages.yaml" "$bin/kwok-stages.yaml"
+ln -sf "$troubleshoot_bin/troubleshoot" "$bin/support-bundle"
 
 # Third-party operators for the real-cluster tests (tests/wild_operators.rs), each from a
 # wrapper module that pins its release (and copies its go.mod's replace block): the real
