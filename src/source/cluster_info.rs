@@ -11,10 +11,9 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
-use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::dump::{Header, ListedKind, Page, Record, Trailer, Unscheduled};
+use super::lists::{List, Notes};
 use crate::snapshot::ApiResource;
 
 /// The Lists a cluster-info dump holds: (file stem, List kind, group, version, plural, kind, namespaced).
@@ -58,15 +57,6 @@ pub fn resources() -> Vec<ApiResource> {
     out
 }
 
-#[derive(Deserialize)]
-struct List {
-    #[serde(default)]
-    kind: String,
-    /// null in an empty List.
-    #[serde(default)]
-    items: Option<Vec<Box<RawValue>>>,
-}
-
 /// A cluster-info dump being read, List by List.
 pub struct Reader {
     lists: Box<dyn Iterator<Item = Result<(String, String), String>>>,
@@ -78,9 +68,7 @@ pub struct Reader {
 struct State {
     namespaces: Option<BTreeSet<String>>,
     captured: Option<Timestamp>,
-    latest: Option<Timestamp>,
-    managed_fields: bool,
-    unscheduled: Vec<String>,
+    notes: Notes,
     listed: BTreeSet<(&'static str, &'static str)>,
     done: bool,
 }
@@ -231,7 +219,7 @@ impl Reader {
         self.state.listed.insert((g, kind));
         let items = list.items.unwrap_or_default();
         for item in &items {
-            self.note(kind, item);
+            self.state.notes.note(kind, item);
         }
         Ok(Record::Page(Page {
             resource: resource(g, v, plural, kind, ns),
@@ -240,43 +228,6 @@ impl Reader {
             read_at: None,
             items,
         }))
-    }
-
-    /// What the trailer needs of an item: its times, its managedFields, a pod with no node.
-    fn note(&mut self, kind: &str, item: &RawValue) {
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Item {
-            #[serde(default)]
-            metadata: Meta,
-            #[serde(default)]
-            spec: Option<Spec>,
-            #[serde(default)]
-            last_timestamp: Option<Timestamp>,
-        }
-        #[derive(Deserialize, Default)]
-        #[serde(rename_all = "camelCase")]
-        struct Meta {
-            #[serde(default)]
-            uid: String,
-            creation_timestamp: Option<Timestamp>,
-            #[serde(default)]
-            managed_fields: Option<Vec<serde::de::IgnoredAny>>,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Spec {
-            #[serde(default)]
-            node_name: Option<String>,
-        }
-        let Ok(item) = serde_json::from_str::<Item>(item.get()) else { return };
-        for t in [item.metadata.creation_timestamp, item.last_timestamp].into_iter().flatten() {
-            self.state.latest = Some(self.state.latest.map_or(t, |l| l.max(t)));
-        }
-        self.state.managed_fields |= item.metadata.managed_fields.is_some_and(|m| !m.is_empty());
-        if kind == "Pod" && item.spec.is_some_and(|s| s.node_name.unwrap_or_default().is_empty()) {
-            self.state.unscheduled.push(item.metadata.uid);
-        }
     }
 
     fn trailer(&mut self) -> Trailer {
@@ -296,12 +247,12 @@ impl Reader {
             })
             .collect();
         Trailer {
-            server_time: self.state.captured.or(self.state.latest),
+            server_time: self.state.captured.or(self.state.notes.latest),
             listed,
             skipped: Vec::new(),
             unscheduled: Some(Unscheduled {
                 namespace: None,
-                keys: std::mem::take(&mut self.state.unscheduled),
+                keys: std::mem::take(&mut self.state.notes.unscheduled),
                 read_at: None,
             }),
         }
@@ -319,7 +270,7 @@ impl Reader {
             ),
             ("owners", "a cluster-info dump holds eight kinds: references to other kinds are not checked".to_string()),
         ];
-        if !self.state.managed_fields {
+        if !self.state.notes.managed_fields {
             out.push(("fields", "dumped without --show-managed-fields: no managedFields".to_string()));
         }
         out

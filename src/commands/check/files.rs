@@ -11,7 +11,7 @@ use std::path::Path;
 use futures::StreamExt as _;
 use serde_json::Value;
 
-use super::{CheckArgs, Plan, fetch};
+use super::{CheckArgs, Plan, count_by_kind, fetch};
 use crate::analyze::adoption;
 use crate::analyze::apply_takes::{self, KUBECTL_MANAGERS};
 use crate::analyze::check::{self, Finding, Mechanism, NotCovered, type_name};
@@ -94,7 +94,7 @@ pub const NOT_RUN: &str = "leases and trace judge what runs: they are not run on
 #[derive(Default)]
 pub struct Laid {
     pub findings: Vec<Finding>,
-    pub counts: Vec<(Mechanism, String, usize)>,
+    pub counts: super::Counts,
     pub notes: Vec<String>,
 }
 
@@ -155,7 +155,7 @@ pub fn analyze(
         let adopted = adoption::adoptions(&o.controllers, &o.pods, |c| ours(&c.namespace, &c.kind, &c.name));
         found.extend(check::adoptions(&adopted));
         laid.findings.extend(found);
-        count(&mut laid, Mechanism::Overlaps, objects.iter().map(|f| f.kind.as_str()));
+        count_by_kind(&mut laid.counts, Mechanism::Overlaps, objects.iter().map(|f| f.kind.as_str()));
     }
     if plan.owners {
         let mut w = OwnerSnapshot {
@@ -170,18 +170,10 @@ pub fn analyze(
         let graph = Graph::build(w.objects, &w.coverage);
         let found = owner_graph::findings(&graph, &nodes, w.server_time, stuck_after);
         laid.findings.extend(check::owners(&graph, &found));
-        count(&mut laid, Mechanism::Owners, objects.iter().map(|f| f.kind.as_str()));
+        count_by_kind(&mut laid.counts, Mechanism::Owners, objects.iter().map(|f| f.kind.as_str()));
     }
     name_files(&mut laid.findings, manifests, default_namespace);
     laid
-}
-
-fn count<'a>(laid: &mut Laid, m: Mechanism, kinds: impl Iterator<Item = &'a str>) {
-    let mut by_kind: std::collections::BTreeMap<&str, usize> = Default::default();
-    for kind in kinds {
-        *by_kind.entry(kind).or_default() += 1;
-    }
-    laid.counts.extend(by_kind.into_iter().map(|(k, n)| (m, k.to_string(), n)));
 }
 
 /// Sets each finding's file from the object it names, where not set already.
@@ -228,7 +220,7 @@ pub async fn apply_takes(
         })
         .collect();
     let mut read = Laid::default();
-    count(&mut read, Mechanism::Fields, targets.iter().map(|(_, r, _)| r.kind.as_str()));
+    count_by_kind(&mut read.counts, Mechanism::Fields, targets.iter().map(|(_, r, _)| r.kind.as_str()));
     let answers: Vec<_> = futures::stream::iter(targets)
         .map(|(m, r, ns)| async move {
             let path = format!("{}/{}", r.collection(ns.as_deref()), m.name);

@@ -4,6 +4,7 @@
 pub mod dump;
 mod fetch;
 mod files;
+mod from;
 mod history;
 pub(crate) mod render;
 mod whole;
@@ -177,7 +178,11 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
         }
     }
     if let Some(path) = &args.from {
-        let report = collect_from(path, printer, args, plan, rules).await?;
+        // A dump is checked in its own scope: -n does not narrow it (yet), and says so.
+        if conn.namespace.is_some() || conn.all_namespaces {
+            printer.warn("--from checks the dump's own scope: -n and -A are not applied to it");
+        }
+        let report = from::collect(path, printer, args, plan, rules).await?;
         return fleet::print_one(rendered(report, printer, false)?, printer, args.exit_code);
     }
     if args.offline {
@@ -258,18 +263,14 @@ async fn collect_files(
     });
     let mut found = laid.findings;
     let mut summaries: BTreeMap<Mechanism, Summary> = BTreeMap::new();
-    for (m, kind, n) in laid.counts {
-        *summaries.entry(m).or_default().checked.entry(kind).or_default() += n;
-    }
+    add_counts(&mut summaries, laid.counts);
     if let (Some(session), true) = (session, plan.fields) {
         let (taken, skipped, counts) =
             files::apply_takes(session, manifests, &resources, namespace, &in_scope, args.field_manager.as_deref())
                 .await;
         found.extend(taken);
         snap.skipped.extend(skipped);
-        for (m, kind, n) in counts {
-            *summaries.entry(m).or_default().checked.entry(kind).or_default() += n;
-        }
+        add_counts(&mut summaries, counts);
     }
     let mut notes = laid.notes;
     if asked.leases || asked.trace {
@@ -323,92 +324,6 @@ impl Ending {
             not_covered: self.not_covered,
         }
     }
-}
-
-/// check --from: a dump read as the cluster was when it was taken.
-async fn collect_from(
-    path: &std::path::Path,
-    printer: &Printer,
-    args: &CheckArgs,
-    plan: Plan,
-    rules: &Rules,
-) -> Result<render::Report> {
-    use crate::source::cluster_info;
-    use crate::source::dump::{self, Opened, Record};
-    let shown = path.display().to_string();
-    // A dump's records, and what its format cannot feed (by mechanism name).
-    let (header, mut records, mut cluster_info): (_, Box<dyn Iterator<Item = Result<Record, String>>>, _) =
-        if cluster_info::is_directory_dump(path) {
-            let (header, reader) = cluster_info::open_directory(path).map_err(usage)?;
-            (header, Box::new(std::iter::empty()), Some(reader))
-        } else {
-            match dump::open(path).map_err(usage)? {
-                Opened::Dump(header, reader) => (header, Box::new(reader), None),
-                Opened::Other { first, rest } if cluster_info::starts_stream(&first) => {
-                    let (header, reader) = cluster_info::open_stream(path, &first, rest);
-                    (header, Box::new(std::iter::empty()), Some(reader))
-                }
-                Opened::Other { .. } => {
-                    return Err(usage(format!(
-                        "{shown}: not a kubectl coord dump or a kubectl cluster-info dump (see docs/check.md for the formats)"
-                    )));
-                }
-            }
-        };
-    let resources = header.resources;
-    let mut replay = fetch::Replay::new(plan);
-    let mut trailer = None;
-    let mut cut = None;
-    // A List of a cluster-info dump that cannot be read is skipped, the rest read; a coord
-    // dump that cannot be read further was cut short.
-    let mut bad_lists = Vec::new();
-    let foreign = cluster_info.is_some();
-    let records: &mut dyn Iterator<Item = Result<Record, String>> = match cluster_info.as_mut() {
-        Some(reader) => reader,
-        None => &mut records,
-    };
-    for record in records {
-        match record {
-            Ok(Record::Page(page)) => tokio::task::block_in_place(|| replay.page(page)),
-            Ok(Record::Trailer(t)) => trailer = Some(t),
-            Ok(Record::Header(_)) => {}
-            Err(e) if foreign => bad_lists.push(e),
-            Err(e) => {
-                cut = Some(e);
-                break;
-            }
-        }
-    }
-    let mut not_covered: Vec<check::NotCovered> = cluster_info
-        .as_ref()
-        .map(|r| r.not_covered())
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|(name, why)| {
-            let m = Mechanism::ALL.into_iter().find(|m| m.name() == name)?;
-            plan.runs(m).then_some(check::NotCovered { mechanism: m, why })
-        })
-        .collect();
-    not_covered.sort_by_key(|n| n.mechanism);
-    let cut = cut.or_else(|| trailer.is_none().then(|| format!("{}: cut short (no trailer)", path.display())));
-    let mut snap = replay.finish(&resources, trailer.unwrap_or_default());
-    for why in bad_lists {
-        snap.skipped.push(Skipped::new("a List of the dump", None, why));
-    }
-    if let Some(why) = cut {
-        printer.warn(&format!("the dump is incomplete: {why}"));
-        snap.skipped.push(Skipped::new("the dump", None, format!("{why}: what came before is checked")));
-    }
-    let now = snap.server_time.unwrap_or_else(|| {
-        printer.warn("the dump has no server time; ages use the local clock");
-        Timestamp::now()
-    });
-    let scope = match header.namespace {
-        Some(ns) => Scope::Namespace(ns),
-        None => Scope::AllNamespaces,
-    };
-    let read = Read { session: None, context: header.context, snap, scope, resources, now };
-    analyzed(read, args, plan, rules, not_covered).await
 }
 
 /// The ignore file's rules (none without one); a file that cannot be read or is not valid
@@ -465,9 +380,6 @@ async fn analyzed(
 ) -> Result<render::Report> {
     let Read { session, context, mut snap, scope, resources, now } = read;
     let mut summaries: BTreeMap<Mechanism, Summary> = BTreeMap::new();
-    let mut count = |m: Mechanism, kind: &str, n: usize| {
-        *summaries.entry(m).or_default().checked.entry(kind.to_string()).or_default() += n;
-    };
     // The owner graph, leases, owners and the search for stalls on one thread, overlaps and
     // fields on another: tens of thousands of objects take a few hundred milliseconds each side.
     let stuck_after = args.stuck_after.as_secs() as i64;
@@ -513,9 +425,7 @@ async fn analyzed(
     });
     let mut found: Vec<Finding> = Vec::new();
     for part in [first, second] {
-        for (m, kind, n) in part.counts {
-            count(m, &kind, n);
-        }
+        add_counts(&mut summaries, part.counts);
         fetch::join(&mut found, part.findings);
     }
     if let Some((forest, stalls, lookups)) = traced.flatten() {
@@ -529,9 +439,7 @@ async fn analyzed(
             Scope::AllNamespaces => None,
         };
         let read = tokio::task::block_in_place(|| history::findings(args, hints, namespace, &resources))?;
-        for (resource, n) in &read.objects {
-            count(Mechanism::History, resource, *n);
-        }
+        add_counts(&mut summaries, read.objects.iter().map(|(resource, n)| (Mechanism::History, resource.clone(), *n)));
         fetch::join(&mut found, read.findings);
         snap.skipped.extend(read.skipped);
         log_notes = read.notes;
@@ -562,10 +470,32 @@ fn accept_unreadable(rules: &Rules, skipped: Vec<Skipped>) -> (Vec<Skipped>, Vec
 }
 
 /// One thread's share of the analyses: findings and how many objects of each kind it checked.
+/// The objects each mechanism checked, by kind: (mechanism, kind, how many).
+pub(super) type Counts = Vec<(Mechanism, String, usize)>;
+
+/// Adds `kinds`' objects to `counts`, counted by kind.
+pub(super) fn count_by_kind<'a>(counts: &mut Counts, m: Mechanism, kinds: impl IntoIterator<Item = &'a str>) {
+    let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
+    for kind in kinds {
+        *by_kind.entry(kind).or_default() += 1;
+    }
+    counts.extend(by_kind.into_iter().map(|(k, n)| (m, k.to_string(), n)));
+}
+
+/// Adds counts to the summaries' objects checked.
+fn add_counts(
+    summaries: &mut BTreeMap<Mechanism, Summary>,
+    counts: impl IntoIterator<Item = (Mechanism, String, usize)>,
+) {
+    for (m, kind, n) in counts {
+        *summaries.entry(m).or_default().checked.entry(kind).or_default() += n;
+    }
+}
+
 #[derive(Default)]
 struct Part {
     findings: Vec<Finding>,
-    counts: Vec<(Mechanism, String, usize)>,
+    counts: Counts,
 }
 
 impl Part {
@@ -577,11 +507,7 @@ impl Part {
 
     /// Counts the objects `m` checked, by kind.
     fn count_kinds<'a>(&mut self, m: Mechanism, kinds: impl IntoIterator<Item = &'a str>) {
-        let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
-        for kind in kinds {
-            *by_kind.entry(kind).or_default() += 1;
-        }
-        self.counts.extend(by_kind.into_iter().map(|(k, n)| (m, k.to_string(), n)));
+        count_by_kind(&mut self.counts, m, kinds);
     }
 }
 
