@@ -536,3 +536,51 @@ fn a_cluster_info_dump_gives_the_live_findings_its_format_can_feed() {
     assert!(!codes_in(&run.json(), &ns).is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A real troubleshoot.sh support bundle (replicatedhq/troubleshoot's `support-bundle`, its
+/// clusterResources collector over the namespace and kube-system), as its .tar.gz and
+/// unpacked: `check --from` finds the live findings (Leases, budgets, ConfigMaps and
+/// managedFields are all in a bundle), and lists owners and overlaps as not covered, for the
+/// kinds a bundle never holds (ReplicationControllers, Secrets...): never complete.
+#[test]
+fn a_support_bundle_gives_the_live_findings() {
+    let c = cluster();
+    let ns = broken_namespace(&c);
+    let flags = ["-o", "json", "--stall-after", "2s", "--min-severity", "info"];
+    let live = c.coord("admin", &[&["check", "-n", &ns][..], &flags].concat()).ok().json();
+    let expected = codes_in(&live, &ns);
+    let mechanisms: BTreeSet<&str> = expected.iter().map(|(code, _)| &code[..3]).collect();
+    assert_eq!(mechanisms, BTreeSet::from(["CO1", "CO2", "CO3", "CO4", "CO5"]), "every mechanism: {live:#}");
+    let dir = std::env::temp_dir().join(format!("{ns}-support-bundle"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = dir.join("spec.yaml");
+    std::fs::write(
+        &spec,
+        format!(
+            "apiVersion: troubleshoot.sh/v1beta2\nkind: SupportBundle\nmetadata: {{name: coord}}\nspec:\n  collectors:\n  - clusterResources:\n      namespaces: [{ns}, kube-system]\n"
+        ),
+    )
+    .unwrap();
+    let archive = dir.join("bundle.tar.gz");
+    let mut cmd = std::process::Command::new(c.bin().join("support-bundle"));
+    cmd.arg(&spec)
+        .args(["--interactive=false", "--output"])
+        .arg(&archive)
+        .current_dir(&dir)
+        .env("KUBECONFIG", c.kubeconfig("admin"));
+    common::Run::of(cmd).ok();
+    let unpacked = dir.join("unpacked");
+    std::fs::create_dir_all(&unpacked).unwrap();
+    let tar = std::process::Command::new("tar").arg("-C").arg(&unpacked).arg("-xzf").arg(&archive).status().unwrap();
+    assert!(tar.success());
+    for path in [&archive, &unpacked] {
+        let from = c.coord_bare(&[&["check", "--from", path.to_str().unwrap()][..], &flags].concat()).ok().json();
+        common::schema::conforms(&from);
+        assert_eq!(codes_in(&from, &ns), expected, "{}: live {live:#}\nfrom the bundle {from:#}", path.display());
+        assert_eq!(from["complete"], false);
+        let uncovered: Vec<&str> =
+            from["notCovered"].as_array().unwrap().iter().map(|n| n["mechanism"].as_str().unwrap()).collect();
+        assert_eq!(uncovered, ["owners", "overlaps"], "{}", path.display());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
