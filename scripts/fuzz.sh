@@ -31,6 +31,7 @@ targets=(
   "source::files::tests::any_bytes_are_read_or_skipped   manifest reader (-f: random bytes)"
   "source::dump::tests::any_bytes_are_records_or_errors   coord dump reader (random and cut gzip bytes)"
   "source::cluster_info::tests::any_stream_is_lists_or_errors   cluster-info dump stream reader (random text)"
+  "source::support_bundle::tests::any_file_text_is_pages_or_errors   support bundle reader (random text in each file it reads)"
   "analyze::history::findings::tests::sweeping_changes_no_finding   history findings: sweeping quiet objects changes nothing"
 )
 cargo test --locked --release --lib --no-run >/dev/null 2>&1 || { echo "build failed" >&2; exit 1; }
