@@ -303,7 +303,13 @@ impl Reader {
             Wanted::Crds => self.crds(place, &text),
             Wanted::Errors(kind) => self.errors(place, kind, &text),
             Wanted::Builtin(kind, ns) => {
-                let list: List = match serde_json::from_str(&text) {
+                // A List, or (namespaces.json of a bundle of some namespaces) an array.
+                let parsed = if text.trim_start().starts_with('[') {
+                    serde_json::from_str(&text).map(|items| List { kind: String::new(), items: Some(items) })
+                } else {
+                    serde_json::from_str::<List>(&text)
+                };
+                let list = match parsed {
                     Ok(l) => l,
                     Err(e) => return self.pending.push_back(Err(format!("{place}: not a List: {e}"))),
                 };
@@ -549,6 +555,7 @@ mod tests {
     fn bundle() -> Vec<(&'static str, &'static str)> {
         vec![
             ("nodes.json", NODES),
+            ("namespaces.json", r#"[{"metadata":{"name":"a","uid":"ns-a"}}]"#),
             ("pods/a.json", PODS),
             ("pods-errors.json", r#"{"b": "pods is forbidden"}"#),
             ("pods/logs/a/p/c.log", "not read"),
@@ -578,7 +585,7 @@ mod tests {
         let mut kinds: Vec<(&str, &str)> =
             pages.iter().map(|p| (p.resource.kind.as_str(), p.resource.version.as_str())).collect();
         kinds.sort();
-        assert_eq!(kinds, [("Node", "v1"), ("Pod", "v1"), ("Widget", "v1beta1")], "{errors:?}");
+        assert_eq!(kinds, [("Namespace", "v1"), ("Node", "v1"), ("Pod", "v1"), ("Widget", "v1beta1")], "{errors:?}");
         assert_eq!(errors.len(), 1, "the broken List alone: {errors:?}");
         assert!(errors[0].contains("deployments/a.json: not a List"), "{errors:?}");
         let mut skipped: Vec<String> = trailer.skipped.iter().map(|s| s.to_string()).collect();
@@ -593,7 +600,11 @@ mod tests {
         let listed: Vec<(&str, &[String])> =
             trailer.listed.iter().map(|l| (l.kind.as_str(), l.namespaces.as_slice())).collect();
         let a = ["a".to_string()];
-        assert_eq!(listed, [("Node", &[][..]), ("Pod", &a[..]), ("Widget", &a[..])], "a failed CRD is not listed");
+        assert_eq!(
+            listed,
+            [("Namespace", &[][..]), ("Node", &[][..]), ("Pod", &a[..]), ("Widget", &a[..])],
+            "a failed CRD is not listed"
+        );
         assert_eq!(trailer.unscheduled.as_ref().unwrap().keys, ["u1"]);
         let resources = reader.resources();
         assert!(resources.iter().any(|r| r.kind == "Gadget" && !r.namespaced && r.version == "v2"));
@@ -667,7 +678,7 @@ mod tests {
         #[test]
         fn any_file_text_is_pages_or_errors(
             texts in proptest::collection::vec("[{}\\[\\]\":,a-zA-Z0-9/ .-]{0,200}", 1..8),
-            which in proptest::collection::vec(0usize..9, 1..8),
+            which in proptest::collection::vec(0usize..10, 1..8),
         ) {
             let paths = bundle();
             let files: Vec<File> = texts
