@@ -460,6 +460,15 @@ fn a_dump_checked_offline_finds_what_the_live_check_finds() {
     let all = c.coord_bare(&[&["check", "--from", everything.to_str().unwrap()][..], &flags].concat()).ok().json();
     assert!(all.get("namespace").is_none(), "{all:#}");
     assert_eq!(findings_in(&all, &ns), findings_in(&live, &ns));
+    // -n narrows it to what a live -n reads, the same objects counted.
+    let narrowed =
+        c.coord_bare(&[&["check", "--from", everything.to_str().unwrap(), "-n", &ns][..], &flags].concat()).ok().json();
+    assert_eq!(narrowed["namespace"], ns.as_str());
+    assert_eq!(narrowed["findings"].as_array().unwrap().len(), findings_in(&narrowed, &ns).len(), "{narrowed:#}");
+    assert_eq!(findings_in(&narrowed, &ns), findings_in(&live, &ns));
+    assert_eq!(narrowed["mechanisms"], live["mechanisms"], "the same objects checked");
+    // A dump of one namespace holds no other.
+    c.coord_bare(&["check", "--from", path, "-n", "elsewhere"]).code(2).one_line_error("holds namespace");
 
     // Cut short: checked as far as it goes, incomplete, said on stderr.
     let bytes = std::fs::read(&everything).unwrap();

@@ -10,17 +10,28 @@ use crate::analyze::silence::Rules;
 use crate::commands::owners::fetch::{Scope, Skipped};
 use crate::error::usage;
 use crate::output::Printer;
+use crate::snapshot::ApiResource;
 use crate::source::any_dump;
-use crate::source::dump::Record;
+use crate::source::dump::{Page, Record, Trailer};
+use serde::Deserialize;
 
+/// `narrow`: -n NS, to check one namespace of a dump of several.
 pub(super) async fn collect(
     path: &std::path::Path,
+    narrow: Option<&str>,
     printer: &Printer,
     args: &CheckArgs,
     plan: Plan,
     rules: &Rules,
 ) -> Result<render::Report> {
     let (header, mut records) = any_dump::open(path).map_err(usage)?;
+    if let (Some(ns), Some(dumped)) = (narrow, &header.namespace)
+        && ns != dumped
+    {
+        return Err(usage(format!("{}: the dump holds namespace {dumped} alone, not {ns}", path.display())));
+    }
+    // A dump of that namespace alone needs no narrowing.
+    let narrow = narrow.filter(|_| header.namespace.is_none());
     let mut replay = fetch::Replay::new(plan);
     let mut trailer = None;
     let mut cut = None;
@@ -30,7 +41,10 @@ pub(super) async fn collect(
     let skips_bad_parts = records.skips_bad_parts();
     for record in records.by_ref() {
         match record {
-            Ok(Record::Page(page)) => tokio::task::block_in_place(|| replay.page(page)),
+            Ok(Record::Page(page)) => tokio::task::block_in_place(|| match narrow {
+                Some(ns) => narrowed(page, ns, plan.trace).into_iter().for_each(|p| replay.page(p)),
+                None => replay.page(page),
+            }),
             Ok(Record::Trailer(t)) => trailer = Some(t),
             Ok(Record::Header(_)) => {}
             Err(e) if skips_bad_parts => bad_parts.push(e),
@@ -51,8 +65,12 @@ pub(super) async fn collect(
     not_covered.sort_by_key(|n| n.mechanism);
     let cut = cut.or_else(|| trailer.is_none().then(|| format!("{}: cut short (no trailer)", path.display())));
     let resources = records.resources(header.resources);
-    let namespace = records.namespace(header.namespace);
-    let mut snap = replay.finish(&resources, trailer.unwrap_or_default());
+    let namespace = narrow.map(str::to_string).or_else(|| records.namespace(header.namespace));
+    let mut trailer = trailer.unwrap_or_default();
+    if let Some(ns) = narrow {
+        narrow_trailer(&mut trailer, ns, &resources);
+    }
+    let mut snap = replay.finish(&resources, trailer);
     for why in bad_parts {
         snap.skipped.push(Skipped::new("a List of the dump", None, why));
     }
@@ -70,4 +88,61 @@ pub(super) async fn collect(
     };
     let read = Read { session: None, context: header.context, snap, scope, resources, now };
     analyzed(read, args, plan, rules, not_covered).await
+}
+
+/// A page of a dump of several namespaces as `check -n NS` would have read it: NS's objects
+/// and the cluster-scoped ones; kube-system's Leases beside them, for trace's built-in
+/// controllers, as the live read takes them when trace runs.
+fn narrowed(page: Page, ns: &str, trace: bool) -> Vec<Page> {
+    if page.system_leases || !page.resource.namespaced {
+        return vec![page];
+    }
+    #[derive(Deserialize)]
+    struct Item {
+        #[serde(default)]
+        metadata: Meta,
+    }
+    #[derive(Deserialize, Default)]
+    struct Meta {
+        #[serde(default)]
+        namespace: String,
+    }
+    let lease = page.resource.kind == "Lease" && page.resource.group == "coordination.k8s.io";
+    let (mut kept, mut system) = (Vec::new(), Vec::new());
+    for item in page.items {
+        let Ok(read) = serde_json::from_str::<Item>(item.get()) else { continue };
+        if read.metadata.namespace == ns {
+            kept.push(item);
+        } else if lease && trace && read.metadata.namespace == fetch::SYSTEM {
+            system.push(item);
+        }
+    }
+    let mut out = vec![Page { items: kept, ..page }];
+    if !system.is_empty() {
+        let first = &out[0];
+        out.push(Page {
+            resource: first.resource.clone(),
+            metadata_only: first.metadata_only,
+            system_leases: true,
+            read_at: first.read_at,
+            items: system,
+        });
+    }
+    out
+}
+
+/// The trailer of a dump of several namespaces as it would read for NS alone: each
+/// namespaced kind listed there if it was listed there, what could not be read there.
+fn narrow_trailer(trailer: &mut Trailer, ns: &str, resources: &[ApiResource]) {
+    let namespaced =
+        |group: &str, kind: &str| resources.iter().any(|r| r.group == group && r.kind == kind && r.namespaced);
+    trailer.listed.retain_mut(|l| {
+        if !namespaced(&l.group, &l.kind) {
+            return true;
+        }
+        let there = l.namespaces.is_empty() || l.namespaces.iter().any(|n| n == ns);
+        l.namespaces = vec![ns.to_string()];
+        there
+    });
+    trailer.skipped.retain(|s| s.namespace.as_deref().is_none_or(|n| n == ns));
 }

@@ -178,11 +178,10 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
         }
     }
     if let Some(path) = &args.from {
-        // A dump is checked in its own scope: -n does not narrow it (yet), and says so.
-        if conn.namespace.is_some() || conn.all_namespaces {
-            printer.warn("--from checks the dump's own scope: -n and -A are not applied to it");
-        }
-        let report = from::collect(path, printer, args, plan, rules).await?;
+        // -n narrows a dump of several namespaces to one; without it the dump's own scope is
+        // checked (not the context's namespace: the dump may come from anywhere).
+        let narrow = conn.namespace.as_deref().filter(|_| !conn.all_namespaces);
+        let report = from::collect(path, narrow, printer, args, plan, rules).await?;
         return fleet::print_one(rendered(report, printer, false)?, printer, args.exit_code);
     }
     if args.offline {
