@@ -1,7 +1,8 @@
 //! Read-only, proven by the server: after the whole integration suite has run,
 //! every request the API server audited from kubectl-coord (matched on its
-//! User-Agent) is a get, list or watch, or a create of a review object that
-//! answers a question and persists nothing. Run by tests/run.sh after the suite.
+//! User-Agent) is a get, list or watch, a create of a review object that
+//! answers a question and persists nothing, or a patch as a dry run (`dryRun=All`, check
+//! -f --server-dry-run), which persists nothing either. Run by tests/run.sh after the suite.
 
 mod common;
 
@@ -40,7 +41,9 @@ fn check_audit_log(path: &std::path::Path, min_requests: usize, min_users: usize
         *users.entry(event["user"]["username"].as_str().unwrap_or_default().to_string()).or_default() += 1;
         let read = matches!(verb.as_str(), "get" | "list" | "watch");
         let question = verb == "create" && QUESTIONS.contains(&resource);
-        if !read && !question {
+        let uri = event["requestURI"].as_str().unwrap_or_default();
+        let dry_run = verb == "patch" && uri.split(['?', '&']).any(|p| p == "dryRun=All");
+        if !read && !question && !dry_run {
             writes.push(format!("{verb} {}", event["requestURI"].as_str().unwrap_or_default()));
         }
     }

@@ -128,6 +128,19 @@ fn manifests_predict_what_their_apply_does() {
         taken["message"].as_str().unwrap().contains(".spec.replicas from 3 to 2, owned by autoscaler (scale)"),
         "{taken:#}"
     );
+    // --server-dry-run: the server's own answer, to a server-side apply as a dry run
+    // (nothing is written: tests/audit.rs reads every such request), where the user may patch.
+    let dry =
+        c.kubectl_plugin("admin", &["check", "-n", ns, "-f", files, "--server-dry-run", "-o", "json"]).ok().json();
+    assert_eq!(found(&dry), found(&predicted), "{dry:#}");
+    let taken = dry["findings"].as_array().unwrap().iter().find(|f| f["code"] == "CO408").unwrap();
+    let message = taken["message"].as_str().unwrap();
+    assert!(message.contains(".spec.replicas from 3 to 2, owned by autoscaler (scale)"), "{taken:#}");
+    assert!(message.contains("the server's answer to a dry-run apply"), "{taken:#}");
+    // A viewer may not patch: managedFields answer, and one warning says so.
+    let refused = c.kubectl_plugin("viewer", &["check", "-n", ns, "-f", files, "--server-dry-run", "-o", "json"]).ok();
+    assert!(refused.stderr.contains("--server-dry-run: not allowed to patch Deployment stable"), "{}", refused.stderr);
+    assert_eq!(found(&refused.json()), found(&predicted));
     // The table names each object with its file and document.
     let table = c.kubectl_plugin("viewer", &["check", "-n", ns, "-f", files]).ok();
     assert!(table.stdout.contains(&format!("replicaset.apps/cache ({files}/cache.yaml#1)")), "{}", table.stdout);

@@ -62,6 +62,76 @@ fn equal_quantities(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// The fields a server-side apply was refused for, from the 409's causes: (field, "conflict
+/// with \"MANAGER\"[ with subresource \"SUB\"][ using VERSION[ at TIME]]"), where "using"
+/// marks an Update manager. By manager, leaving out `appliers`' own, each field with its live
+/// and its manifest value where `entries` (the live object's managedFields) locate it (null
+/// both where not).
+pub fn conflicts(
+    entries: &[Entry],
+    live: &Value,
+    manifest: &Value,
+    causes: &[(String, String)],
+    appliers: &[&str],
+) -> Vec<Taken> {
+    let mut out: Vec<Taken> = Vec::new();
+    for (field, message) in causes {
+        let Some((manager, subresource, operation)) = conflict_manager(message) else { continue };
+        if appliers.contains(&manager.as_str()) {
+            continue;
+        }
+        let owned = entries
+            .iter()
+            .filter(|e| e.manager == manager && e.subresource == subresource && e.operation == operation)
+            .flat_map(|e| &e.paths)
+            .find(|p| unquoted(&p.to_string()) == unquoted(field));
+        let value = |object: &Value| owned.and_then(|p| p.lookup(object)).cloned().unwrap_or(Value::Null);
+        let label = super::fields::manager_label(&manager, &subresource);
+        let at = match out.iter().position(|t| t.manager == label && t.operation == operation) {
+            Some(i) => i,
+            None => {
+                out.push(Taken { manager: label, operation: operation.to_string(), fields: Vec::new() });
+                out.len() - 1
+            }
+        };
+        out[at].fields.push((field.clone(), value(live), value(manifest)));
+    }
+    out
+}
+
+/// A field path without its quotes: the server writes `[name="web"]` where
+/// [FieldPath]'s Display writes `[name=web]`.
+fn unquoted(path: &str) -> String {
+    path.replace('"', "")
+}
+
+/// (manager, subresource, operation) from a conflict cause's message, as the API server
+/// prints a manager (Go's %q quoting).
+fn conflict_manager(message: &str) -> Option<(String, String, &'static str)> {
+    let rest = message.strip_prefix("conflict with ")?;
+    let (manager, rest) = quoted(rest)?;
+    let (subresource, rest) = match rest.strip_prefix(" with subresource ") {
+        Some(r) => quoted(r)?,
+        None => (String::new(), rest),
+    };
+    let operation = if rest.starts_with(" using ") { "Update" } else { "Apply" };
+    Some((manager, subresource, operation))
+}
+
+/// A Go %q string at the start of `text`, unquoted, and what follows it.
+fn quoted(text: &str) -> Option<(String, &str)> {
+    let mut chars = text.strip_prefix('"')?.char_indices();
+    let mut out = String::new();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => return Some((out, &text[i + 2..])),
+            '\\' => out.push(chars.next()?.1),
+            c => out.push(c),
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +192,50 @@ mod tests {
         let entries = [entry("gitops", "Apply", "", json!({"f:spec": {"f:port": {}}}))];
         assert!(taken(&entries, &json!({"spec": {"port": 80}}), &json!({"spec": {"port": "80"}}), &[]).is_empty());
         assert_eq!(taken(&entries, &json!({"spec": {"port": 80}}), &json!({"spec": {"port": 81}}), &[]).len(), 1);
+    }
+
+    /// A 409's causes, as the API server writes them, become the fields each manager loses,
+    /// with their values located through managedFields; the appliers' own are left out.
+    #[test]
+    fn a_refused_apply_names_what_each_manager_would_lose() {
+        let entries = vec![
+            entry("autoscaler", "Update", "scale", json!({"f:spec": {"f:replicas": {}}})),
+            entry("gitops", "Apply", "", json!({"f:spec": {"f:paused": {}}})),
+        ];
+        let live = json!({"spec": {"replicas": 5, "paused": false}});
+        let manifest = json!({"spec": {"replicas": 2, "paused": true}});
+        let causes = vec![
+            (
+                ".spec.replicas".to_string(),
+                r#"conflict with "autoscaler" with subresource "scale" using apps/v1 at 2026-12-08T02:00:00Z"#
+                    .to_string(),
+            ),
+            (".spec.paused".to_string(), r#"conflict with "gitops""#.to_string()),
+            (
+                ".spec.minReadySeconds".to_string(),
+                r#"conflict with "kubectl-client-side-apply" using apps/v1"#.to_string(),
+            ),
+            (".spec.x".to_string(), "not a conflict message".to_string()),
+        ];
+        let taken = conflicts(&entries, &live, &manifest, &causes, KUBECTL_MANAGERS);
+        assert_eq!(
+            taken,
+            vec![
+                Taken {
+                    manager: "autoscaler (scale)".into(),
+                    operation: "Update".into(),
+                    fields: vec![(".spec.replicas".into(), json!(5), json!(2))],
+                },
+                Taken {
+                    manager: "gitops".into(),
+                    operation: "Apply".into(),
+                    fields: vec![(".spec.paused".into(), json!(false), json!(true))],
+                },
+            ]
+        );
+        assert_eq!(
+            conflict_manager(r#"conflict with "a \"b\"" using v1"#),
+            Some((r#"a "b""#.into(), String::new(), "Update"))
+        );
     }
 }

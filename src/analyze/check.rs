@@ -332,8 +332,16 @@ pub fn apply_takes(kind: &str, group: &str, namespace: Option<&str>, name: &str,
     taken
         .iter()
         .map(|t| {
-            let shown: Vec<String> =
-                t.fields.iter().take(3).map(|(path, live, mine)| format!("{path} from {live} to {mine}")).collect();
+            let shown: Vec<String> = t
+                .fields
+                .iter()
+                .take(3)
+                .map(|(path, live, mine)| match (live, mine) {
+                    // A field the server named that managedFields did not locate.
+                    (serde_json::Value::Null, serde_json::Value::Null) => path.clone(),
+                    _ => format!("{path} from {live} to {mine}"),
+                })
+                .collect();
             let more = if t.fields.len() > 3 { format!(" and {} more", t.fields.len() - 3) } else { String::new() };
             Finding {
                 severity: Severity::Warning,

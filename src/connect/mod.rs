@@ -220,5 +220,6 @@ pub fn decode<T: serde::de::DeserializeOwned>(reply: &Reply, path: &str, server:
         failure: request::Failure::Undecodable,
         message,
         retry_after: None,
+        conflicts: Vec::new(),
     })
 }

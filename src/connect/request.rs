@@ -1,8 +1,9 @@
 //! The only way the plugin talks to the API server.
 //!
 //! Every request is built here, so the read-only promise is checked in one place:
-//! [`Conn::get`] issues GET, and [`Conn::ask`] issues POST only to the review
-//! resources that answer a question and persist nothing. A per-request timeout
+//! [`Conn::get`] issues GET, [`Conn::ask`] issues POST only to the review
+//! resources that answer a question and persist nothing, and [`Conn::dry_run_apply`] issues
+//! PATCH only with `dryRun=All`, which the server answers and persists nothing of. A per-request timeout
 //! (from --request-timeout) bounds every call, including a black-holed server.
 
 use std::fmt;
@@ -134,6 +135,8 @@ pub struct RequestError {
     pub message: String,
     /// The server's Retry-After, when it sent one (429, some 503s).
     pub retry_after: Option<Duration>,
+    /// A refused server-side apply's conflicts: (field, "conflict with \"manager\" ...").
+    pub conflicts: Vec<(String, String)>,
 }
 
 impl RequestError {
@@ -332,6 +335,23 @@ impl Conn {
             .header(header::CONTENT_TYPE, "application/json")
             .body(serde_json::to_vec(body).expect("JSON values serialize"))
             .expect("a POST with a valid path always builds");
+        self.send(request).await
+    }
+
+    /// A server-side apply of `body` to the object at `path` as `field_manager`, as a dry run
+    /// (`dryRun=All`, added here and nowhere else: nothing is persisted) and not forced: the
+    /// server answers 409 with the fields other managers own that it would take.
+    pub async fn dry_run_apply(&self, path: &str, field_manager: &str, body: Vec<u8>) -> Result<Reply, RequestError> {
+        assert!(!path.contains('?'), "a dry-run apply path carries no query of its own: {path}");
+        let manager: String =
+            percent_encoding::utf8_percent_encode(field_manager, percent_encoding::NON_ALPHANUMERIC).collect();
+        let request = Request::builder()
+            .method(Method::PATCH)
+            .uri(format!("{path}?dryRun=All&force=false&fieldManager={manager}"))
+            .header(header::ACCEPT, Accept::Json.header_value())
+            .header(header::CONTENT_TYPE, "application/apply-patch+yaml")
+            .body(body)
+            .expect("a PATCH with a valid path always builds");
         self.send(request).await
     }
 
@@ -566,6 +586,7 @@ impl Conn {
             let (reason, message) = status_text(&body);
             return Err(RequestError {
                 retry_after,
+                conflicts: if code == 409 { apply_conflicts(&body) } else { Vec::new() },
                 ..self.error(&method, &path, Failure::Status { code, reason }, message)
             });
         }
@@ -595,6 +616,7 @@ impl Conn {
             failure,
             message,
             retry_after: None,
+            conflicts: Vec::new(),
         }
     }
 }
@@ -678,6 +700,31 @@ fn is_gzip<B>(response: &http::Response<B>) -> bool {
 
 /// Reason and message of a `Status` body (JSON, or protobuf when a metadata list was
 /// refused), or the raw text when it is not one.
+/// The conflicts a 409 answer to a server-side apply lists in its Status's causes.
+fn apply_conflicts(body: &[u8]) -> Vec<(String, String)> {
+    #[derive(serde::Deserialize)]
+    struct Status {
+        #[serde(default)]
+        details: Option<Details>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Details {
+        #[serde(default)]
+        causes: Vec<StatusCause>,
+    }
+    #[derive(serde::Deserialize)]
+    struct StatusCause {
+        #[serde(default)]
+        reason: String,
+        #[serde(default)]
+        message: String,
+        #[serde(default)]
+        field: String,
+    }
+    let Ok(Status { details: Some(details) }) = serde_json::from_slice::<Status>(body) else { return Vec::new() };
+    details.causes.into_iter().filter(|c| c.reason == "FieldManagerConflict").map(|c| (c.field, c.message)).collect()
+}
+
 fn status_text(body: &[u8]) -> (String, String) {
     if let Some(status) = super::protobuf::status(body) {
         return status;
@@ -797,6 +844,7 @@ mod tests {
             failure: Failure::Unreachable { closed: false },
             message: "connection refused".into(),
             retry_after: None,
+            conflicts: Vec::new(),
         };
         assert_eq!(
             e.to_string(),

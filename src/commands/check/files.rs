@@ -195,9 +195,20 @@ fn name_files(findings: &mut [Finding], manifests: &Manifests, default_namespace
 /// Objects a -f run reads live objects of concurrently, for their managedFields.
 const GETS_AT_ONCE: usize = 8;
 
+/// What `apply_takes` found, could not read, counted, and has to say.
+pub struct Takes {
+    pub findings: Vec<Finding>,
+    pub skipped: Vec<Skipped>,
+    pub counts: super::Counts,
+    pub warnings: Vec<String>,
+}
+
 /// The fields applying each object of the files would take from other managers: each
 /// object that exists is read (a GET; Secrets and ConfigMaps are left out, their values are
-/// never read) and its managedFields compared with the file. What cannot be read is skipped.
+/// never read) and its managedFields compared with the file. With `dry_run`, the server's own
+/// answer instead, to a server-side apply of the file as a dry run (nothing persisted), where
+/// the user may patch; where not, the managedFields' answer and a warning. What cannot be
+/// read is skipped.
 pub async fn apply_takes(
     session: &Session,
     manifests: &Manifests,
@@ -205,7 +216,8 @@ pub async fn apply_takes(
     default_namespace: &str,
     in_scope: &dyn Fn(&str) -> bool,
     field_manager: Option<&str>,
-) -> (Vec<Finding>, Vec<Skipped>, Vec<(Mechanism, String, usize)>) {
+    dry_run: bool,
+) -> Takes {
     let appliers: Vec<&str> = field_manager.map_or_else(|| KUBECTL_MANAGERS.to_vec(), |m| vec![m]);
     let targets: Vec<(&Manifest, &ApiResource, Option<String>)> = manifests
         .objects
@@ -224,13 +236,23 @@ pub async fn apply_takes(
     let answers: Vec<_> = futures::stream::iter(targets)
         .map(|(m, r, ns)| async move {
             let path = format!("{}/{}", r.collection(ns.as_deref()), m.name);
-            (m, r, ns, session.get_json::<Value>(&path).await)
+            let live = session.get_json::<Value>(&path).await;
+            // Only an object that exists can lose a field to the apply.
+            let answer = match (&live, dry_run) {
+                (Ok(_), true) => {
+                    let body = serde_json::to_vec(&m.object).expect("JSON values serialize");
+                    let manager = field_manager.unwrap_or(KUBECTL_MANAGERS[0]);
+                    Some(session.conn.dry_run_apply(&path, manager, body).await.map(|_| ()))
+                }
+                _ => None,
+            };
+            (m, r, ns, live, answer)
         })
         .buffer_unordered(GETS_AT_ONCE)
         .collect()
         .await;
-    let (mut findings, mut skipped) = (Vec::new(), Vec::new());
-    for (m, r, ns, answer) in answers {
+    let (mut findings, mut skipped, mut refused) = (Vec::new(), Vec::new(), Vec::new());
+    for (m, r, ns, answer, server) in answers {
         let live = match answer {
             Ok((live, _)) => live,
             Err(e) if e.not_found() => continue, // a new object: nobody owns its fields yet
@@ -244,13 +266,43 @@ pub async fn apply_takes(
             }
         };
         let (entries, _) = crate::commands::fields::entries_of(&live);
-        let taken = apply_takes::taken(&entries, &live, &m.object, &appliers);
+        let predicted = apply_takes::taken(&entries, &live, &m.object, &appliers);
+        let (taken, by_server) = match server {
+            None => (predicted, false),
+            Some(Ok(())) => (Vec::new(), true),
+            Some(Err(e)) if e.is(http::StatusCode::CONFLICT) => {
+                (apply_takes::conflicts(&entries, &live, &m.object, &e.conflicts, &appliers), true)
+            }
+            Some(Err(e)) if e.forbidden() => {
+                refused.push(format!("{} {}", r.kind, m.name));
+                (predicted, false)
+            }
+            Some(Err(e)) => {
+                skipped.push(Skipped::new(
+                    format!("{} {} (its server-side dry run)", r.plural, m.name),
+                    ns.as_deref(),
+                    e.skip_reason(),
+                ));
+                (predicted, false)
+            }
+        };
         let mut found = check::apply_takes(&r.kind, &r.group, ns.as_deref(), &m.name, &taken);
         for f in &mut found {
             f.file = Some(m.origin.to_string());
+            if by_server {
+                f.message.push_str(" (the server's answer to a dry-run apply)");
+            }
         }
         findings.extend(found);
     }
     findings.sort_by(|a, b| (&a.namespace, &a.object).cmp(&(&b.namespace, &b.object)));
-    (findings, skipped, read.counts)
+    let warnings = if refused.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!(
+            "--server-dry-run: not allowed to patch {}: predicted from managedFields instead",
+            check::some_names(refused.iter().map(String::as_str), refused.len())
+        )]
+    };
+    Takes { findings, skipped, counts: read.counts, warnings }
 }

@@ -108,6 +108,10 @@ pub struct CheckArgs {
     /// and client-side); fields others own that the files change are reported
     #[arg(long, value_name = "NAME")]
     pub field_manager: Option<String>,
+    /// With -f or -k: ask the server which fields the apply would take (a server-side apply as
+    /// a dry run: nothing is written) where you may patch; elsewhere managedFields answer
+    #[arg(long)]
+    pub server_dry_run: bool,
     /// Check a dump instead of the cluster, as of when it was taken: `kubectl coord dump`'s
     /// file (- for stdin). Mechanisms the dump cannot feed are listed as not covered
     #[arg(long, value_name = "PATH", conflicts_with_all = ["filename", "kustomize", "offline"])]
@@ -187,7 +191,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
     if args.offline {
         let namespace = crate::connect::kubeconfig::offline_namespace(conn);
         let manifests = manifests.expect("checked above");
-        let report = collect_files(None, &namespace, args, plan, rules, manifests).await?;
+        let report = collect_files(None, printer, &namespace, args, plan, rules, manifests).await?;
         return fleet::print_one(rendered(report, printer, false)?, printer, args.exit_code);
     }
     let in_fleet = fleet.active();
@@ -195,7 +199,7 @@ pub async fn run(conn: &ConnectionArgs, fleet: &FleetArgs, printer: &Printer, ar
         let report = match manifests {
             Some(manifests) => {
                 let namespace = session.namespace.clone();
-                collect_files(Some(&session), &namespace, args, plan, rules, manifests).await?
+                collect_files(Some(&session), printer, &namespace, args, plan, rules, manifests).await?
             }
             None => collect(&session, printer, args, plan, rules).await?,
         };
@@ -231,6 +235,7 @@ fn rendered(mut report: render::Report, printer: &Printer, in_fleet: bool) -> Re
 /// findings that involve their objects.
 async fn collect_files(
     session: Option<&Session>,
+    printer: &Printer,
     namespace: &str,
     args: &CheckArgs,
     asked: Plan,
@@ -264,12 +269,16 @@ async fn collect_files(
     let mut summaries: BTreeMap<Mechanism, Summary> = BTreeMap::new();
     add_counts(&mut summaries, laid.counts);
     if let (Some(session), true) = (session, plan.fields) {
-        let (taken, skipped, counts) =
-            files::apply_takes(session, manifests, &resources, namespace, &in_scope, args.field_manager.as_deref())
+        let manager = args.field_manager.as_deref();
+        let takes =
+            files::apply_takes(session, manifests, &resources, namespace, &in_scope, manager, args.server_dry_run)
                 .await;
-        found.extend(taken);
-        snap.skipped.extend(skipped);
-        add_counts(&mut summaries, counts);
+        found.extend(takes.findings);
+        snap.skipped.extend(takes.skipped);
+        add_counts(&mut summaries, takes.counts);
+        for w in takes.warnings {
+            printer.warn(&w);
+        }
     }
     let mut notes = laid.notes;
     if asked.leases || asked.trace {
