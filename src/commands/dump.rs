@@ -38,7 +38,7 @@ pub async fn run(conn: &ConnectionArgs, printer: &Printer, _args: &DumpArgs) -> 
     for s in &written.skipped {
         printer.warn(&format!("skipped {s}"));
     }
-    printer.warn(&format!(
+    printer.note(&format!(
         "dumped {} in {}",
         crate::output::counted(written.objects, "object"),
         crate::output::counted(written.lists, "list")

@@ -65,6 +65,12 @@ impl Printer {
         out(&text)
     }
 
+    /// A line of information on stderr (what a command did), not a warning.
+    pub fn note(&self, message: &str) {
+        progress::erase();
+        eprintln!("{message}");
+    }
+
     pub fn warn(&self, message: &str) {
         progress::erase();
         let label = if self.color_stderr {
