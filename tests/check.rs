@@ -594,3 +594,73 @@ fn a_support_bundle_gives_the_live_findings() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A 1 GB dump is read as a stream: `kubectl cluster-info dump`'s standard output is mostly
+/// pod logs, and 1 GiB of them between two Lists, piped to `check --from -`, is read line
+/// by line: the run finds the Lists' objects and its peak RSS stays a small fraction of the
+/// input (the kernel's count for the child, from wait4).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_1_gib_dump_is_streamed_not_loaded() {
+    use std::io::Write;
+    // Reaped by libc::wait4 below, for its rusage.
+    #[allow(clippy::zombie_processes)]
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-coord"))
+        .args(["check", "--from", "-", "-o", "json", "--only", "overlaps"])
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let list = |kind: &str, items: &str| format!("{{\n    \"kind\": \"{kind}\",\n    \"items\": [{items}]\n}}\n");
+        let rs = |name: &str| {
+            format!(
+                r#"{{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{{"name":"{name}","namespace":"a","uid":"{name}-uid"}},"spec":{{"selector":{{"matchLabels":{{"app":"shop"}}}},"template":{{"metadata":{{"labels":{{"app":"shop"}}}}}}}}}}"#
+            )
+        };
+        stdin.write_all(list("NodeList", "").as_bytes()).unwrap();
+        stdin.write_all(list("ReplicaSetList", &format!("{},{}", rs("one"), rs("two"))).as_bytes()).unwrap();
+        stdin.write_all(b"==== START logs for container c of pod a/p ====\n").unwrap();
+        let block = "I1208 02:00:00.000000       1 controller.go:42] a log line that goes on for a while\n".repeat(800);
+        let mut written = 0usize;
+        while written < 1 << 30 {
+            stdin.write_all(block.as_bytes()).unwrap();
+            written += block.len();
+        }
+        stdin.write_all(b"==== END logs for container c of pod a/p ====\n").unwrap();
+        stdin.write_all(list("PodList", "").as_bytes()).unwrap();
+        written
+    });
+    let pid = child.id() as libc::pid_t;
+    // Read stdout and stderr while waiting, so that neither pipe fills.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut out, &mut text).unwrap();
+        text
+    });
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut err, &mut text).unwrap();
+        text
+    });
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, whose pid we hold and have not waited for.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid);
+    let written = writer.join().unwrap();
+    let (stdout, stderr) = (reader.join().unwrap(), errors.join().unwrap());
+    assert!(written >= 1 << 30);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let found: Vec<&str> = report["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert_eq!(found, ["CO301"], "the two ReplicaSets either side of the logs: {report:#}");
+    let peak_mb = usage.ru_maxrss / 1024;
+    assert!(peak_mb < 100, "peak RSS {peak_mb} MB for a 1 GiB stream");
+    eprintln!("1 GiB cluster-info stream: peak RSS {peak_mb} MB");
+}
