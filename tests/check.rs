@@ -486,6 +486,11 @@ fn a_dump_checked_offline_finds_what_the_live_check_finds() {
 }
 
 /// (code, object) of each finding in `ns`.
+/// The mechanisms a report lists as not covered, in its order.
+fn not_covered(report: &Value) -> Vec<&str> {
+    report["notCovered"].as_array().unwrap().iter().map(|n| n["mechanism"].as_str().unwrap()).collect()
+}
+
 fn codes_in(report: &Value, ns: &str) -> BTreeSet<(String, String)> {
     findings_in(report, ns).into_iter().map(|(code, object, _)| (code, object)).collect()
 }
@@ -526,8 +531,7 @@ fn a_cluster_info_dump_gives_the_live_findings_its_format_can_feed() {
         assert_eq!(codes_in(&from, &ns), expected(managed), "{name}: live {live:#}\nfrom the dump {from:#}");
         assert!(expected(managed).len() >= 3, "overlaps and stalls at least: {live:#}");
         assert_eq!(from["complete"], false);
-        let uncovered: Vec<&str> =
-            from["notCovered"].as_array().unwrap().iter().map(|n| n["mechanism"].as_str().unwrap()).collect();
+        let uncovered = not_covered(&from);
         let want: &[&str] =
             if managed { &["leases", "owners", "overlaps"] } else { &["leases", "owners", "overlaps", "fields"] };
         assert_eq!(uncovered, want, "{name}");
@@ -588,8 +592,7 @@ fn a_support_bundle_gives_the_live_findings() {
         assert_eq!(codes_in(&from, &ns), expected, "{}: live {live:#}\nfrom the bundle {from:#}", path.display());
         assert_eq!(from["complete"], false);
         assert_eq!(from["skipped"], serde_json::json!([]), "every part of the bundle is read: {from:#}");
-        let uncovered: Vec<&str> =
-            from["notCovered"].as_array().unwrap().iter().map(|n| n["mechanism"].as_str().unwrap()).collect();
+        let uncovered = not_covered(&from);
         assert_eq!(uncovered, ["owners", "overlaps"], "{}", path.display());
     }
     std::fs::remove_dir_all(&dir).unwrap();

@@ -80,11 +80,12 @@ pub fn conflicts(
         if appliers.contains(&manager.as_str()) {
             continue;
         }
+        let wanted = unquoted(field);
         let owned = entries
             .iter()
             .filter(|e| e.manager == manager && e.subresource == subresource && e.operation == operation)
             .flat_map(|e| &e.paths)
-            .find(|p| unquoted(&p.to_string()) == unquoted(field));
+            .find(|p| unquoted(&p.to_string()) == wanted);
         let value = |object: &Value| owned.and_then(|p| p.lookup(object)).cloned().unwrap_or(Value::Null);
         let label = super::fields::manager_label(&manager, &subresource);
         let at = match out.iter().position(|t| t.manager == label && t.operation == operation) {

@@ -204,54 +204,43 @@ impl Members<'_> {
 /// Secret). The values kept are copied as their text: no tree of the item is built (which
 /// cost the dump twice check's time).
 pub fn trim_metadata(item: &RawValue, fields: bool, secret: bool) -> Option<Box<RawValue>> {
-    let top: Members = serde_json::from_str(item.get()).ok()?;
-    let mut out = String::with_capacity(item.get().len() / 2);
-    out.push('{');
-    let mut first = true;
-    for (k, v) in &top.0 {
-        // A Secret's data is not in a metadata-only item; anything but these three is dropped all the same.
-        if !matches!(&**k, "apiVersion" | "kind" | "metadata") {
-            continue;
-        }
-        if !first {
-            out.push(',');
-        }
-        first = false;
-        out.push_str(&serde_json::to_string(k).ok()?);
-        out.push(':');
-        if k != "metadata" {
-            out.push_str(v.get());
-            continue;
-        }
-        let mut metadata: Members = serde_json::from_str(v.get()).ok()?;
-        metadata.0.retain(|(k, _)| fields || k != "managedFields");
-        let mut annotations = None;
-        if let Some(at) = metadata.0.iter().position(|(k, _)| k == "annotations") {
-            let (_, raw) = metadata.0.remove(at);
-            let mut kept: Members = serde_json::from_str(raw.get()).unwrap_or(Members(Vec::new()));
-            kept.0.retain(|(k, _)| !secret && k.starts_with("kubectl-coord/"));
-            if !kept.0.is_empty() {
-                let mut text = String::new();
-                kept.write(&mut text);
-                annotations = Some(text);
-            }
-        }
-        let mut text = String::new();
-        metadata.write(&mut text);
-        if let Some(a) = annotations {
-            text.pop();
-            if metadata.0.is_empty() {
-                text.push_str("\"annotations\":");
-            } else {
-                text.push_str(",\"annotations\":");
-            }
-            text.push_str(&a);
-            text.push('}');
-        }
-        out.push_str(&text);
+    let mut top: Members = serde_json::from_str(item.get()).ok()?;
+    // A Secret's data is not in a metadata-only item; anything but these three is dropped all the same.
+    top.0.retain(|(k, _)| matches!(&**k, "apiVersion" | "kind" | "metadata"));
+    let trimmed = match top.0.iter().find(|(k, _)| k == "metadata") {
+        Some((_, raw)) => Some(trimmed_metadata(raw, fields, secret)?),
+        None => None,
+    };
+    if let (Some(t), Some(slot)) = (&trimmed, top.0.iter_mut().find(|(k, _)| k == "metadata")) {
+        slot.1 = t;
     }
-    out.push('}');
+    let mut out = String::with_capacity(item.get().len() / 2);
+    top.write(&mut out);
     RawValue::from_string(out).ok()
+}
+
+/// An object's metadata less managedFields (unless `fields`) and every annotation but coord's
+/// own (all of them for a Secret); the annotations kept come last.
+fn trimmed_metadata(raw: &RawValue, fields: bool, secret: bool) -> Option<Box<RawValue>> {
+    let mut metadata: Members = serde_json::from_str(raw.get()).ok()?;
+    metadata.0.retain(|(k, _)| fields || k != "managedFields");
+    let mut kept = None;
+    if let Some(at) = metadata.0.iter().position(|(k, _)| k == "annotations") {
+        let (_, annotations) = metadata.0.remove(at);
+        let mut ours: Members = serde_json::from_str(annotations.get()).unwrap_or(Members(Vec::new()));
+        ours.0.retain(|(k, _)| !secret && k.starts_with("kubectl-coord/"));
+        if !ours.0.is_empty() {
+            let mut text = String::new();
+            ours.write(&mut text);
+            kept = RawValue::from_string(text).ok();
+        }
+    }
+    if let Some(a) = &kept {
+        metadata.0.push((Cow::Borrowed("annotations"), a));
+    }
+    let mut text = String::with_capacity(raw.get().len());
+    metadata.write(&mut text);
+    RawValue::from_string(text).ok()
 }
 
 #[cfg(test)]

@@ -25,8 +25,10 @@ use super::dump::{Header, ListedKind, Page, Record, Trailer, Unscheduled};
 use super::lists::{List, Notes};
 use crate::snapshot::{ApiResource, Skipped};
 
-/// The kinds read: (directory or file stem, group, version, plural, kind, namespaced).
-const KINDS: &[(&str, &str, &str, &str, &str, bool)] = &[
+/// A kind read: (directory or file stem, group, version, plural, kind, namespaced).
+type Kind = (&'static str, &'static str, &'static str, &'static str, &'static str, bool);
+
+const KINDS: &[Kind] = &[
     ("nodes", "", "v1", "nodes", "Node", false),
     ("namespaces", "", "v1", "namespaces", "Namespace", false),
     ("pods", "", "v1", "pods", "Pod", true),
@@ -199,21 +201,19 @@ fn header() -> Header {
     }
 }
 
-fn builtin(
-    stem: &str,
-) -> Option<&'static (&'static str, &'static str, &'static str, &'static str, &'static str, bool)> {
+fn builtin(stem: &str) -> Option<&'static Kind> {
     KINDS.iter().find(|k| k.0 == stem)
 }
 
 /// What a file under cluster-resources/ is to this reader.
 enum Wanted<'a> {
     /// KIND/NAMESPACE.json, or KIND.json for a cluster-scoped kind.
-    Builtin(&'static (&'static str, &'static str, &'static str, &'static str, &'static str, bool), Option<&'a str>),
+    Builtin(&'static Kind, Option<&'a str>),
     Crds,
     /// custom-resources/CRD/NAMESPACE.json or custom-resources/CRD.json.
     Custom(&'a str, Option<&'a str>),
     /// KIND-errors.json of a kind read (None: the custom resources').
-    Errors(Option<&'static (&'static str, &'static str, &'static str, &'static str, &'static str, bool)>),
+    Errors(Option<&'static Kind>),
 }
 
 impl<'a> Wanted<'a> {
@@ -238,7 +238,7 @@ impl<'a> Wanted<'a> {
     }
 }
 
-fn resource(k: &(&str, &str, &str, &str, &str, bool)) -> ApiResource {
+fn resource(k: &Kind) -> ApiResource {
     ApiResource::known(k.1, k.2, k.3, k.4, k.5)
 }
 
@@ -450,7 +450,7 @@ impl Reader {
     }
 
     /// KIND-errors.json: {namespace: message}, or [message] for a cluster-scoped kind.
-    fn errors(&mut self, place: &str, kind: Option<&(&str, &str, &str, &str, &str, bool)>, text: &str) {
+    fn errors(&mut self, place: &str, kind: Option<&Kind>, text: &str) {
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum Errors {

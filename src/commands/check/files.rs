@@ -266,16 +266,17 @@ pub async fn apply_takes(
             }
         };
         let (entries, _) = crate::commands::fields::entries_of(&live);
-        let predicted = apply_takes::taken(&entries, &live, &m.object, &appliers);
+        // What managedFields predict, where the server did not answer for itself.
+        let predicted = || apply_takes::taken(&entries, &live, &m.object, &appliers);
         let (taken, by_server) = match server {
-            None => (predicted, false),
+            None => (predicted(), false),
             Some(Ok(())) => (Vec::new(), true),
             Some(Err(e)) if e.is(http::StatusCode::CONFLICT) => {
                 (apply_takes::conflicts(&entries, &live, &m.object, &e.conflicts, &appliers), true)
             }
             Some(Err(e)) if e.forbidden() => {
                 refused.push(format!("{} {}", r.kind, m.name));
-                (predicted, false)
+                (predicted(), false)
             }
             Some(Err(e)) => {
                 skipped.push(Skipped::new(
@@ -283,7 +284,7 @@ pub async fn apply_takes(
                     ns.as_deref(),
                     e.skip_reason(),
                 ));
-                (predicted, false)
+                (predicted(), false)
             }
         };
         let mut found = check::apply_takes(&r.kind, &r.group, ns.as_deref(), &m.name, &taken);

@@ -477,7 +477,6 @@ fn accept_unreadable(rules: &Rules, skipped: Vec<Skipped>) -> (Vec<Skipped>, Vec
     (kept, accepted)
 }
 
-/// One thread's share of the analyses: findings and how many objects of each kind it checked.
 /// The objects each mechanism checked, by kind: (mechanism, kind, how many).
 pub(super) type Counts = Vec<(Mechanism, String, usize)>;
 
@@ -500,6 +499,7 @@ fn add_counts(
     }
 }
 
+/// One thread's share of the analyses: findings and how many objects of each kind it checked.
 #[derive(Default)]
 struct Part {
     findings: Vec<Finding>,
