@@ -382,6 +382,10 @@ fn keda_and_a_server_side_applier_fight_over_replicas() {
     assert_eq!(rs_created["precision"], "microsecond");
     assert_eq!(rs_created["lag"]["plusMinusMillis"], 0, "{rs_created:#}");
     assert!(rs_created["lag"]["millis"].as_i64().unwrap() < 1000, "{rs_created:#}");
+    // The fight's namespace goes, and is waited for: tests/operators.rs, which runs later on
+    // this cluster, checks it -A as a healthy cluster, where keda-operator's and argocd's
+    // managedFields on one replicas field would be a finding (CO404).
+    c.kubectl(&["delete", "namespace", &ns, "--timeout=180s"]).ok();
 }
 
 /// At Request level the log holds Secrets' data: history prints field paths, never a value,
